@@ -1,0 +1,17 @@
+"""ortops: other frameworks' operator semantics in ONNX Runtime, exactly.
+
+* ``ortops.openvino::TopK`` - OpenVINO TopK-11
+* ``ortops.openvino::ScatterElementsUpdate`` - OpenVINO ScatterElementsUpdate-12
+* ``ortops.ncnn::ArgMax`` - ncnn's ArgMax layer
+
+Importing ortops registers nothing and imports neither onnxruntime nor openvino;
+:class:`InferenceSession` and :func:`session_options` register the ops when first used.
+"""
+
+from . import builder, reference
+from .bridge import register
+from .errors import OpError
+from .session import InferenceSession, prepare_model, session_options
+
+__all__ = ["InferenceSession", "OpError", "builder", "prepare_model", "reference", "register", "session_options"]
+__version__ = "0.1.0"

@@ -1,0 +1,280 @@
+"""The PyOp bridge: every registration with onnxruntime-extensions and the bridge's hook.
+
+This is the only module with mutable global state. Nothing registers on import; call
+:func:`register` (``ortops.InferenceSession`` and the CLI do) and calling it twice, or from
+two threads at once, is safe.
+
+How an op call travels
+----------------------
+ORT calls the extensions library, which calls the one Python *hook* installed with
+``PyCustomOpDef.install_hooker``. The default hook lets exceptions escape (FINDINGS: that
+aborts the process) and converts outputs with ``tolist()``. Ours, :func:`_hook`:
+
+1. finds the kernel registered under the call's id and parses its attributes (cached);
+2. runs it inside ``try``: *no exception ever leaves the hook*;
+3. checks each output has the registration's declared dtype and makes it C-contiguous;
+4. on any error returns **empty outputs** (shape ``(0,)``, declared dtype) and hands the
+   error to the calling thread: if that thread is inside :func:`capture_errors`
+   (``ortops.InferenceSession.run`` is), the error is appended to its list and re-raised
+   there as :class:`ortops.OpError`; otherwise it is logged on the ``ortops`` logger.
+
+Errors are per call and per thread: ORT runs a kernel on the thread that called ``run``
+when the session is sequential, which ``ortops`` session options enforce.
+
+Registrations
+-------------
+Each op is registered once per combination of input types, with declared output types:
+
+* ``ortops.openvino::TopK`` (T, K) -> (T, int32): the public name, for the raw path.
+  It can only honour ``index_element_type="i32"`` because an attribute cannot choose an
+  output type in the bridge (FINDINGS); an ``"i64"`` node yields empty outputs and a logged
+  error there unless the model went through :func:`ortops.prepare_model`.
+* ``ortops.openvino::ScatterElementsUpdate`` (T, T_IND, T, T_AXIS) -> T.
+* ``ortops.ncnn::ArgMax`` (float) -> float.
+* Private twins in domain ``ortops._bridge`` that :func:`ortops.prepare_model` rewrites nodes
+  to: ``TopK_i32``, ``TopK_i64``, ``ScatterElementsUpdate`` and ``ArgMax``, each with an extra
+  string attribute ``node_name`` so that errors can name the node.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+from . import dtypes
+from .errors import OpError
+from .opdefs import ARG_MAX, SCATTER_ELEMENTS_UPDATE, TOP_K, OpDef
+
+__all__ = ["register", "library_path", "capture_errors", "BRIDGE_DOMAIN", "BridgeOp", "bridge_ops"]
+
+logger = logging.getLogger("ortops")
+
+#: Domain of the private op types that :func:`ortops.prepare_model` rewrites nodes to.
+BRIDGE_DOMAIN = "ortops._bridge"
+#: The extra attribute of the private op types, holding the original node's name.
+NODE_NAME_ATTR = "node_name"
+
+
+@dataclass(frozen=True)
+class BridgeOp:
+    """One registration family: an op type and the input/output types it is registered for."""
+
+    opdef: OpDef
+    domain: str
+    op_type: str
+    signatures: tuple[tuple[tuple[dtypes.ElementType, ...], tuple[dtypes.ElementType, ...]], ...]
+    fixed_attrs: tuple[tuple[str, str], ...] = ()  # attributes implied by the op type
+    carries_node_name: bool = False
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.domain}::{self.op_type}"
+
+
+def _top_k_signatures(index_type: str):
+    t_ind = dtypes.from_name(index_type)
+    return tuple(((t, k), (t, t_ind)) for t in dtypes.NUMERIC_TYPES for k in dtypes.INTEGER_TYPES)
+
+
+_SCATTER_SIGNATURES = tuple(
+    ((t, i, t, a), (t,))
+    for t in (*dtypes.NUMERIC_TYPES, dtypes.from_name("bool"))
+    for i, a in itertools.product(dtypes.INTEGER_TYPES, repeat=2)
+)
+_ARG_MAX_SIGNATURES = (((dtypes.from_name("float"),), (dtypes.from_name("float"),)),)
+
+
+def bridge_ops() -> tuple[BridgeOp, ...]:
+    """Every registration family ortops makes, public and private."""
+    return (
+        BridgeOp(TOP_K, TOP_K.domain, "TopK", _top_k_signatures("int32")),
+        BridgeOp(SCATTER_ELEMENTS_UPDATE, SCATTER_ELEMENTS_UPDATE.domain, "ScatterElementsUpdate", _SCATTER_SIGNATURES),
+        BridgeOp(ARG_MAX, ARG_MAX.domain, "ArgMax", _ARG_MAX_SIGNATURES),
+        BridgeOp(TOP_K, BRIDGE_DOMAIN, "TopK_i32", _top_k_signatures("int32"), (("index_element_type", "i32"),), True),
+        BridgeOp(TOP_K, BRIDGE_DOMAIN, "TopK_i64", _top_k_signatures("int64"), (("index_element_type", "i64"),), True),
+        BridgeOp(SCATTER_ELEMENTS_UPDATE, BRIDGE_DOMAIN, "ScatterElementsUpdate", _SCATTER_SIGNATURES, (), True),
+        BridgeOp(ARG_MAX, BRIDGE_DOMAIN, "ArgMax", _ARG_MAX_SIGNATURES, (), True),
+    )
+
+
+class _Kernel:
+    """What the hook calls for one registration: attribute parsing, the compute, dtype checks."""
+
+    def __init__(self, op: BridgeOp, compute: Callable, output_dtypes: Sequence[np.dtype]):
+        self.op = op
+        self.compute = compute
+        self.output_dtypes = tuple(output_dtypes)
+        self._attr_cache: dict[tuple, tuple[dict, str | None]] = {}
+
+    def empty_outputs(self) -> tuple[np.ndarray, ...]:
+        return tuple(np.empty((0,), dtype=d) for d in self.output_dtypes)
+
+    def attributes(self, raw: dict) -> tuple[dict, str | None]:
+        key = tuple(sorted(raw.items()))
+        cached = self._attr_cache.get(key)
+        if cached is None:
+            raw = dict(raw)
+            node_name = raw.pop(NODE_NAME_ATTR, None) if self.op.carries_node_name else None
+            for name, value in self.op.fixed_attrs:
+                if raw.get(name, value) != value:
+                    raise OpError(self.op.opdef.op_type, f"internal op {self.op.op_type} got {name}={raw[name]!r}")
+                raw[name] = value
+            attrs = self.op.opdef.parse_attributes(raw, node_name)
+            if attrs.get("index_element_type") == "i64" and self.output_dtypes[1] != np.int64:
+                raise OpError(
+                    "TopK",
+                    "index_element_type='i64' cannot be carried by the raw path: an attribute cannot choose "
+                    "an output type in the PyOp bridge; pass the model through ortops.prepare_model, or use "
+                    "ortops.InferenceSession",
+                    node_name,
+                )
+            cached = (attrs, node_name)
+            if len(self._attr_cache) < 256:
+                self._attr_cache[key] = cached
+        return cached
+
+    def __call__(self, feed: Sequence[np.ndarray], raw_attrs: dict) -> tuple[np.ndarray, ...]:
+        attrs, node_name = self.attributes(raw_attrs)
+        try:
+            outputs = self.compute(*feed, **attrs)
+        except OpError as exc:
+            raise exc.with_node(node_name) from None
+        if not isinstance(outputs, tuple):
+            outputs = (outputs,)
+        checked = []
+        for i, (out, dtype) in enumerate(zip(outputs, self.output_dtypes, strict=True)):
+            if not isinstance(out, np.ndarray) or out.dtype != dtype:
+                got = out.dtype if isinstance(out, np.ndarray) else type(out).__name__
+                raise TypeError(f"ortops bug: {self.op.qualified_name} output {i} is {got}, declared {dtype}")
+            checked.append(np.ascontiguousarray(out))
+        return tuple(checked)
+
+
+_lock = threading.Lock()
+_kernels: dict[int, _Kernel] = {}
+_registered = False
+_local = threading.local()
+_fallback_hook: Callable | None = None
+
+
+def _stack() -> list[list[OpError]]:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+@contextmanager
+def capture_errors() -> Iterator[list[OpError]]:
+    """Collect the op errors raised on this thread while the block runs.
+
+    Yields the list that the hook appends :class:`OpError` objects to. While no capture is
+    active on a thread, errors from that thread's op calls are logged instead.
+    """
+    errors: list[OpError] = []
+    stack = _stack()
+    stack.append(errors)
+    try:
+        yield errors
+    finally:
+        stack.pop()
+
+
+def _report(error: OpError) -> None:
+    stack = _stack()
+    if stack:
+        stack[-1].append(error)
+    else:
+        logger.error("%s (the op returned empty outputs)", error)
+
+
+def _as_op_error(kernel: _Kernel, exc: BaseException) -> OpError:
+    if isinstance(exc, OpError):
+        return exc
+    return OpError(kernel.op.opdef.op_type, f"internal error {type(exc).__name__}: {exc}")
+
+
+def _pack(k_id: int, outputs: Sequence[np.ndarray]) -> tuple:
+    packed: list = [k_id]
+    for out in outputs:
+        packed += [out.shape, out]
+    return tuple(packed)
+
+
+def _hook(k_id, feed, attributes):
+    """The bridge's entry point. Never raises."""
+    kernel = _kernels.get(k_id)
+    if kernel is None:
+        return _foreign_call(k_id, feed, attributes)
+    try:
+        return _pack(k_id, kernel(feed, attributes))
+    except BaseException as exc:  # noqa: BLE001 - nothing may reach the bridge (it aborts)
+        _report(_as_op_error(kernel, exc))
+        return _pack(k_id, kernel.empty_outputs())
+
+
+def _foreign_call(k_id, feed, attributes):
+    """A PyOp registered by someone else: run the library's own hook, but never let it raise."""
+    try:
+        return _fallback_hook(k_id, feed, attributes)
+    except BaseException as exc:  # noqa: BLE001
+        from onnxruntime_extensions import _ocos
+
+        logger.error("PyOp id %s raised %s: %s (returned empty outputs)", k_id, type(exc).__name__, exc)
+        opdef = _ocos.Opdef._odlist.get(k_id)
+        types = opdef._nativedef.output_types if opdef is not None else []
+        by_code = {dtypes.bridge_code(t): t.numpy for t in dtypes.ELEMENT_TYPES if t.bridge}
+        return _pack(k_id, [np.empty((0,), by_code.get(c, np.float32)) for c in types])
+
+
+def _computes() -> dict[str, Callable]:
+    from .kernels import arg_max, scatter_elements_update, top_k
+
+    return {"TopK": top_k, "ScatterElementsUpdate": scatter_elements_update, "ArgMax": arg_max}
+
+
+def register() -> None:
+    """Register every ortops op with the PyOp bridge and install the safe hook.
+
+    Idempotent and thread-safe. Must run before a session that uses the ops is created;
+    :class:`ortops.InferenceSession` and :func:`ortops.session_options` call it.
+    """
+    global _registered, _fallback_hook
+    if _registered:
+        return
+    with _lock:
+        if _registered:
+            return
+        from onnxruntime_extensions import PyCustomOpDef, _ocos, onnx_op
+
+        computes = _computes()
+        for op in bridge_ops():
+            kinds = {"int": PyCustomOpDef.dt_int64, "string": PyCustomOpDef.dt_string}
+            attrs = {a.name: kinds[a.kind] for a in op.opdef.attrs if a.name not in dict(op.fixed_attrs)}
+            if op.carries_node_name:
+                attrs[NODE_NAME_ATTR] = PyCustomOpDef.dt_string
+            for inputs, outputs in op.signatures:
+                kernel = _Kernel(op, computes[op.opdef.op_type], [t.numpy for t in outputs])
+                opdef = onnx_op(
+                    op_type=op.qualified_name,
+                    inputs=[dtypes.bridge_code(t) for t in inputs],
+                    outputs=[dtypes.bridge_code(t) for t in outputs],
+                    attrs=attrs,
+                )(kernel)
+                _kernels[id(opdef)] = kernel
+        _fallback_hook = _ocos._on_pyop_invocation
+        PyCustomOpDef.install_hooker(_hook)
+        _registered = True
+
+
+def library_path() -> str:
+    """Path of the onnxruntime-extensions library that carries the PyOps."""
+    from onnxruntime_extensions import get_library_path
+
+    return get_library_path()

@@ -1,0 +1,110 @@
+"""Fast top-k selection along one axis, exact for every numeric type and for NaN.
+
+The selection runs in ORT's own built-in TopK-11 kernel, called from inside the PyOp through
+a small cached ``onnxruntime.InferenceSession``: NumPy's ``argpartition`` is about 20x slower
+on [64, 32000] k=50 (FINDINGS). Three things make the built-in exact for ortops' semantics:
+
+* **Ties.** TopK-11 with ``sorted=1`` puts the lower index first among equal values, which is
+  a stable sort by value: exactly ortops' rule for every TopK mode.
+* **Types ORT lacks.** uint16 and uint32 are widened (to int32, int64) and uint64 is mapped to
+  int64 by flipping its top bit; all three maps preserve order, and values are gathered back
+  from the original tensor, so they stay exact.
+* **NaN.** ORT's comparator is undefined with NaN (FINDINGS: [inf, 3, 1, nan]). A float input
+  whose maximum is NaN is mapped to integer keys that implement ortops' total order:
+  -inf < ... < -0.0 == +0.0 < ... < +inf < NaN (all NaNs equal). The check costs one
+  reduction; only inputs holding NaN pay for the keys.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+__all__ = ["top_k_indices"]
+
+_NATIVE = {np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8, np.int16, np.int32, np.int64)}
+_sessions: dict[tuple[int, int], object] = {}
+_sessions_lock = threading.Lock()
+
+
+def _session(elem_type: int, largest: int):
+    key = (elem_type, largest)
+    session = _sessions.get(key)
+    if session is None:
+        with _sessions_lock:
+            session = _sessions.get(key)
+            if session is None:
+                session = _sessions[key] = _make_session(elem_type, largest)
+    return session
+
+
+def _make_session(elem_type: int, largest: int):
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=1, largest=largest, sorted=1)
+    graph = helper.make_graph(
+        [node],
+        "ortops_selection",
+        [
+            helper.make_tensor_value_info("x", elem_type, [None, None, None]),
+            helper.make_tensor_value_info("k", TensorProto.INT64, [1]),
+        ],
+        [
+            helper.make_tensor_value_info("values", elem_type, [None, None, None]),
+            helper.make_tensor_value_info("indices", TensorProto.INT64, [None, None, None]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def _float_keys(x: np.ndarray) -> np.ndarray:
+    """Signed integer keys whose order is ortops' total order of the floats in ``x``."""
+    int_type = np.int32 if x.dtype == np.float32 else np.int64
+    canonical = np.where(np.isnan(x), np.array(np.nan, x.dtype), x + x.dtype.type(0))  # one NaN, +0.0
+    bits = canonical.view(int_type)
+    return np.where(bits < 0, bits ^ np.iinfo(int_type).max, bits)
+
+
+def _comparable(x: np.ndarray) -> tuple[np.ndarray, bool]:
+    """A tensor of an ORT-supported type with the same order as ``x``; flag if values differ."""
+    if x.dtype.kind == "f":
+        if x.size and np.isnan(x.max()):
+            return _float_keys(x), True
+        return x, False
+    if x.dtype in _NATIVE:
+        return x, False
+    if x.dtype == np.uint16:
+        return x.astype(np.int32), True
+    if x.dtype == np.uint32:
+        return x.astype(np.int64), True
+    if x.dtype == np.uint64:
+        return (x ^ np.uint64(1 << 63)).view(np.int64), True
+    raise TypeError(f"no selection for dtype {x.dtype}")
+
+
+def top_k_indices(x: np.ndarray, k: int, axis: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Values and int64 indices of the k largest (or smallest) along ``axis``, stably sorted.
+
+    ``x`` is any numeric array with ``1 <= k <= x.shape[axis]`` (checked by the caller).
+    Among equal values the lower index comes first; NaN is above +inf.
+    """
+    shape = x.shape
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
+    out_shape = shape[:axis] + (k,) + shape[axis + 1 :]
+    if outer * inner == 0:
+        return np.empty(out_shape, x.dtype), np.empty(out_shape, np.int64)
+    x3 = np.ascontiguousarray(x).reshape(outer, shape[axis], inner)
+    comparable, mapped = _comparable(x3)
+    from onnx import helper
+
+    elem_type = helper.np_dtype_to_tensor_dtype(comparable.dtype)
+    values, indices = _session(elem_type, int(largest)).run(None, {"x": comparable, "k": np.array([k], np.int64)})
+    if mapped:
+        values = np.take_along_axis(x3, indices, axis=1)
+    return values.reshape(out_shape), indices.reshape(out_shape)

@@ -1,0 +1,27 @@
+"""The registered TopK kernel (OpenVINO TopK-11): validated, then selected by ORT's own TopK."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..checks import check_top_k
+from .selection import top_k_indices
+
+__all__ = ["top_k"]
+
+_INDEX_DTYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
+
+
+def top_k(data, k, *, axis, mode, sort, stable=0, index_element_type="i32"):
+    """Fast TopK with the semantics of :func:`ortops.reference.top_k` (same signature).
+
+    ``stable`` does not change the result: ortops always returns the stable answer, which is
+    one of the answers the spec allows for ``stable=0`` and ``sort="none"``.
+    """
+    axis, k = check_top_k(data, k, axis=axis, index_element_type=index_element_type)
+    values, indices = top_k_indices(data, k, axis, largest=mode == "max")
+    if sort == "index":
+        order = np.argsort(indices, axis=axis, kind="stable")
+        indices = np.take_along_axis(indices, order, axis=axis)
+        values = np.take_along_axis(values, order, axis=axis)
+    return values, indices.astype(_INDEX_DTYPES[index_element_type], copy=False)

@@ -1,0 +1,282 @@
+"""Running models that use ortops' ops: :class:`InferenceSession`, :func:`session_options`
+(the raw path) and :func:`prepare_model` (the load-time checks and rewrites both use)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+import onnx
+from onnx import TensorProto, helper
+
+from . import bridge, dtypes
+from .builder.schemas import SCHEMA_VERSION, register_schemas
+from .errors import OpError
+from .opdefs import NCNN_DOMAIN, OPENVINO_DOMAIN, OpDef, find_op
+
+__all__ = ["InferenceSession", "session_options", "prepare_model"]
+
+_CONFIG_KEY = "ortops.custom_ops_registered"
+_UNCARRIED = {TensorProto.FLOAT16, TensorProto.BFLOAT16}
+_INTEGER = {t.onnx for t in dtypes.INTEGER_TYPES}
+_NUMERIC = {t.onnx for t in dtypes.NUMERIC_TYPES}
+_ATTR_KINDS = {"int": onnx.AttributeProto.INT, "string": onnx.AttributeProto.STRING}
+# Which float type carries a float16/bfloat16 tensor through the bridge: float32 keeps TopK
+# exact (every float16/bfloat16 value is a float32 value); ScatterElementsUpdate computes in
+# float64 so that a sum or mean is rounded once, back to the original type.
+_CARRIER = {"TopK": TensorProto.FLOAT, "ScatterElementsUpdate": TensorProto.DOUBLE}
+
+
+def _load(model) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+        return copy
+    if isinstance(model, (bytes, bytearray)):
+        return onnx.load_from_string(bytes(model))
+    if isinstance(model, (str, os.PathLike)):
+        return onnx.load(os.fspath(model))
+    raise TypeError(f"model must be an onnx.ModelProto, bytes or a path, not {type(model).__name__}")
+
+
+def _element_types(model: onnx.ModelProto) -> dict[str, int]:
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - fall back to the declared types; ORT will judge the rest
+        inferred = model
+    graph = inferred.graph
+    types = {t.name: t.data_type for t in graph.initializer}
+    for info in (*graph.input, *graph.value_info, *graph.output):
+        if info.type.HasField("tensor_type"):
+            types[info.name] = info.type.tensor_type.elem_type
+    return types
+
+
+def _type_name(elem_type: int) -> str:
+    return dtypes.from_onnx(elem_type).name if elem_type in {t.onnx for t in dtypes.ELEMENT_TYPES} else (
+        TensorProto.DataType.Name(elem_type).lower() if elem_type else "unknown")
+
+
+def _raw_attributes(node: onnx.NodeProto, opdef: OpDef) -> dict[str, Any]:
+    kinds = {a.name: a.kind for a in opdef.attrs}
+    raw = {}
+    for attr in node.attribute:
+        kind = kinds.get(attr.name)
+        if kind is not None and attr.type != _ATTR_KINDS[kind]:
+            raise OpError(
+                opdef.op_type,
+                f"attribute {attr.name!r} has ONNX type {onnx.AttributeProto.AttributeType.Name(attr.type)}; "
+                f"it must be {kind.upper()}",
+                node.name,
+            )
+        raw[attr.name] = helper.get_attribute_value(attr)
+    return raw
+
+
+def _check_input_types(node: onnx.NodeProto, opdef: OpDef, types: dict[str, int]) -> list[int]:
+    if len(node.input) != len(opdef.inputs) or any(not name for name in node.input):
+        raise OpError(opdef.op_type, f"has inputs {list(node.input)}; it needs exactly {list(opdef.inputs)}", node.name)
+    if len(node.output) != len(opdef.outputs):
+        raise OpError(opdef.op_type, f"has outputs {list(node.output)}; it needs {list(opdef.outputs)}", node.name)
+    found = [types.get(name, 0) for name in node.input]
+    for role, name, elem_type in zip(opdef.inputs, node.input, found):
+        if elem_type == 0:
+            raise OpError(opdef.op_type, f"the element type of input {role!r} ({name!r}) cannot be inferred", node.name)
+    data_type = found[0]
+    if opdef.op_type == "ArgMax":
+        allowed, what = {TensorProto.FLOAT}, "float (ncnn ArgMax is float32-only)"
+    elif opdef.op_type == "TopK":
+        allowed, what = _NUMERIC | _UNCARRIED, "a numeric type"
+    else:
+        allowed, what = _NUMERIC | _UNCARRIED | {TensorProto.BOOL}, "a numeric type or bool"
+    if data_type not in allowed:
+        raise OpError(opdef.op_type, f"input 'data' has type {_type_name(data_type)}; it must be {what}", node.name)
+    for role, elem_type in zip(opdef.inputs[1:], found[1:]):
+        if role == "updates":
+            if elem_type != data_type:
+                raise OpError(opdef.op_type, f"input 'updates' has type {_type_name(elem_type)}; it must match "
+                              f"data's {_type_name(data_type)}", node.name)
+        elif elem_type not in _INTEGER:
+            raise OpError(opdef.op_type, f"input {role!r} has type {_type_name(elem_type)}; it must be an "
+                          "integer type", node.name)
+    return found
+
+
+def _bridge_op_type(opdef: OpDef, attrs: dict) -> str:
+    if opdef.op_type == "TopK":
+        return f"TopK_{attrs['index_element_type']}"
+    return opdef.op_type
+
+
+def _rewrite(node: onnx.NodeProto, opdef: OpDef, types: dict[str, int]) -> list[onnx.NodeProto]:
+    attrs = opdef.parse_attributes(_raw_attributes(node, opdef), node.name)
+    found = _check_input_types(node, opdef, types)
+    bridge_op = _bridge_op_type(opdef, attrs)
+    fixed = {"index_element_type"} if opdef.op_type == "TopK" else set()
+    bridge_attrs = {k: v for k, v in attrs.items() if k not in fixed}
+    inputs, outputs, before, after = list(node.input), list(node.output), [], []
+    if found[0] in _UNCARRIED:
+        carrier = _CARRIER[opdef.op_type]
+        prefix = f"{node.name or node.output[0]}/ortops_cast"
+        carried = [0] if opdef.op_type == "TopK" else [0, 2]  # data (and updates)
+        for i in carried:
+            cast_name = f"{prefix}_in{i}"
+            before.append(helper.make_node("Cast", [inputs[i]], [cast_name], to=carrier, name=cast_name))
+            inputs[i] = cast_name
+        cast_out = f"{prefix}_out0"
+        after.append(helper.make_node("Cast", [cast_out], [outputs[0]], to=found[0], name=cast_out + "_cast"))
+        outputs[0] = cast_out
+    rewritten = helper.make_node(bridge_op, inputs, outputs, name=node.name or None, domain=bridge.BRIDGE_DOMAIN,
+                                 **bridge_attrs, **{bridge.NODE_NAME_ATTR: node.name})
+    return [*before, rewritten, *after]
+
+
+def prepare_model(model) -> onnx.ModelProto:
+    """Check every ortops node of ``model`` and rewrite it for the PyOp bridge.
+
+    What it does, node by node (``ortops.openvino`` and ``ortops.ncnn`` domains):
+
+    * validates the attributes (types, required ones, allowed values) and input types, so a
+      bad model fails here, naming the node, rather than at run time;
+    * writes every attribute out explicitly (the bridge fails session creation on an absent
+      one) and moves the node to the private domain ``ortops._bridge``, where TopK's
+      ``index_element_type`` picks the registration with int32 or int64 indices and the
+      node's name travels along for error messages;
+    * carries float16 and bfloat16 around the bridge, which cannot see them (FINDINGS: they
+      abort the process): ``Cast`` to float32 before TopK and back after (exact: every such
+      value is a float32 value, and indices come from the original order); ``Cast`` to
+      float64 around ScatterElementsUpdate (accumulation in float64, one rounding back).
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, bytes, str or os.PathLike
+        The model; it is not modified.
+
+    Returns
+    -------
+    onnx.ModelProto
+        A copy for ``onnxruntime.InferenceSession`` with :func:`session_options`.
+
+    Raises
+    ------
+    OpError
+        For a bad attribute, a missing input, an input type the op does not take (ncnn
+        ArgMax on anything but float32), or an unknown op in an ortops domain.
+    """
+    model = _load(model)
+    register_schemas()
+    types = _element_types(model)
+    nodes: list[onnx.NodeProto] = []
+    for node in model.graph.node:
+        opdef = find_op(node.domain, node.op_type)
+        if opdef is None:
+            if node.domain in (OPENVINO_DOMAIN, NCNN_DOMAIN):
+                raise OpError(node.op_type, f"is not an op of domain {node.domain!r}", node.name)
+            nodes.append(node)
+            continue
+        nodes.extend(_rewrite(node, opdef, types))
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    if not any(o.domain == bridge.BRIDGE_DOMAIN for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid(bridge.BRIDGE_DOMAIN, SCHEMA_VERSION))
+    return model
+
+
+def session_options(sess_options=None):
+    """``onnxruntime.SessionOptions`` with ortops' ops registered: the raw path.
+
+    Registers the ops with the bridge (idempotent), loads the extensions library into the
+    options (once per options object), and sets sequential execution.
+
+    Parameters
+    ----------
+    sess_options : onnxruntime.SessionOptions, optional
+        Options to extend in place; a new object when omitted.
+
+    Returns
+    -------
+    onnxruntime.SessionOptions
+
+    Notes
+    -----
+    On the raw path an op error cannot be raised through ORT (FINDINGS: any exception in a
+    PyOp aborts the process). Instead the op returns **empty outputs** (shape ``(0,)``, the
+    declared dtype), and the error, naming the op, node (after :func:`prepare_model`), value
+    and valid range, is logged on the ``ortops`` logger at ERROR level. A downstream node
+    usually fails on the empty tensor; a graph output simply comes back empty. No output is
+    ever a plausible wrong answer. Models straight from :mod:`ortops.builder` run as they
+    are with ``index_element_type="i32"``; pass a model through :func:`prepare_model` for
+    ``"i64"`` indices, float16/bfloat16 and node names in errors.
+    """
+    import onnxruntime as ort
+
+    bridge.register()
+    options = sess_options if sess_options is not None else ort.SessionOptions()
+    if not _already_registered(options):
+        options.register_custom_ops_library(bridge.library_path())
+        options.add_session_config_entry(_CONFIG_KEY, "1")
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return options
+
+
+def _already_registered(options) -> bool:
+    try:
+        return options.get_session_config_entry(_CONFIG_KEY) == "1"
+    except RuntimeError:  # ORT raises for an absent key
+        return False
+
+
+class InferenceSession:
+    """An ``onnxruntime.InferenceSession`` for models using ortops' ops, with real errors.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, bytes, str or os.PathLike
+        The model. It goes through :func:`prepare_model` first, so bad attributes and input
+        types fail here with :class:`OpError` naming the node.
+    sess_options : onnxruntime.SessionOptions, optional
+        Extended by :func:`session_options` (execution becomes sequential: errors are
+        matched to the thread that ran the call).
+    providers : sequence of str, optional
+        Defaults to ``["CPUExecutionProvider"]``.
+
+    Raises
+    ------
+    OpError
+        From :func:`prepare_model`.
+
+    Notes
+    -----
+    ``run`` raises :class:`OpError` when an op rejects its input, with the op type, node
+    name, bad value and valid range. The session stays usable afterwards, and errors are per
+    call and per thread: concurrent ``run`` calls on one session never see each other's.
+    Other attributes (``get_inputs``, ``get_outputs``, ...) are those of the wrapped session.
+    """
+
+    def __init__(self, model, sess_options=None, providers: Sequence[str] | None = None, **kwargs):
+        import onnxruntime as ort
+
+        self.model = prepare_model(model)
+        self._session = ort.InferenceSession(
+            self.model.SerializeToString(),
+            session_options(sess_options),
+            providers=list(providers) if providers else ["CPUExecutionProvider"],
+            **kwargs,
+        )
+
+    def run(self, output_names, input_feed, run_options=None) -> list:
+        """Run like ``onnxruntime.InferenceSession.run``; raise :class:`OpError` on an op error."""
+        failure = None
+        with bridge.capture_errors() as errors:
+            try:
+                outputs = self._session.run(output_names, input_feed, run_options)
+            except Exception as exc:  # noqa: BLE001 - re-raised below, after our own errors
+                failure = exc
+        if errors:
+            raise errors[0] from failure
+        if failure is not None:
+            raise failure
+        return outputs
+
+    def __getattr__(self, name):
+        return getattr(self._session, name)
