@@ -21,39 +21,48 @@ import threading
 
 import numpy as np
 
+from .. import dtypes
+
 __all__ = ["top_k_indices"]
 
+# The types ORT 1.31's CPU TopK-11 implements (uint16, uint32 and uint64 are NOT_IMPLEMENTED).
 _NATIVE = {np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8, np.int16, np.int32, np.int64)}
-_sessions: dict[tuple[int, int], object] = {}
+_sessions: dict[tuple[int, int, int], object] = {}
 _sessions_lock = threading.Lock()
 
 
-def _session(elem_type: int, largest: int):
-    key = (elem_type, largest)
+def _session(elem_type: int, largest: int, rank: int):
+    key = (elem_type, largest, rank)
     session = _sessions.get(key)
     if session is None:
         with _sessions_lock:
             session = _sessions.get(key)
             if session is None:
-                session = _sessions[key] = _make_session(elem_type, largest)
+                session = _sessions[key] = _make_session(elem_type, largest, rank)
     return session
 
 
-def _make_session(elem_type: int, largest: int):
+def _make_session(elem_type: int, largest: int, rank: int):
+    """TopK-11 along axis 1 of a rank-2 [outer, dim] or rank-3 [outer, dim, inner] tensor.
+
+    Rank 2 keeps the selection axis innermost, where ORT's TopK takes its fast path (about
+    2x faster than the same data viewed as [outer, dim, 1]).
+    """
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
     node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=1, largest=largest, sorted=1)
+    dims = [None] * rank
     graph = helper.make_graph(
         [node],
         "ortops_selection",
         [
-            helper.make_tensor_value_info("x", elem_type, [None, None, None]),
+            helper.make_tensor_value_info("x", elem_type, dims),
             helper.make_tensor_value_info("k", TensorProto.INT64, [1]),
         ],
         [
-            helper.make_tensor_value_info("values", elem_type, [None, None, None]),
-            helper.make_tensor_value_info("indices", TensorProto.INT64, [None, None, None]),
+            helper.make_tensor_value_info("values", elem_type, dims),
+            helper.make_tensor_value_info("indices", TensorProto.INT64, dims),
         ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
@@ -99,12 +108,11 @@ def top_k_indices(x: np.ndarray, k: int, axis: int, largest: bool) -> tuple[np.n
     out_shape = shape[:axis] + (k,) + shape[axis + 1 :]
     if outer * inner == 0:
         return np.empty(out_shape, x.dtype), np.empty(out_shape, np.int64)
-    x3 = np.ascontiguousarray(x).reshape(outer, shape[axis], inner)
+    layout = (outer, shape[axis]) if inner == 1 else (outer, shape[axis], inner)
+    x3 = np.ascontiguousarray(x).reshape(layout)
     comparable, mapped = _comparable(x3)
-    from onnx import helper
-
-    elem_type = helper.np_dtype_to_tensor_dtype(comparable.dtype)
-    values, indices = _session(elem_type, int(largest)).run(None, {"x": comparable, "k": np.array([k], np.int64)})
+    session = _session(dtypes.from_numpy(comparable.dtype).onnx, int(largest), len(layout))
+    values, indices = session.run(None, {"x": comparable, "k": np.array([k], np.int64)})
     if mapped:
         values = np.take_along_axis(x3, indices, axis=1)
     return values.reshape(out_shape), indices.reshape(out_shape)

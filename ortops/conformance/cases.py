@@ -1,0 +1,100 @@
+"""Conformance cases and verdicts, as data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Case", "Check", "Result", "STATUSES", "SOURCES", "combine"]
+
+#: Verdicts, from best to worst.
+STATUSES = ("agree", "skipped", "explained", "unexplained")
+#: Where a case comes from (its ``source`` field).
+SOURCES = ("seed-example", "onnx-backend-test", "generated", "real-model")
+
+
+@dataclass
+class Case:
+    """One conformance case: an op, named inputs with explicit dtypes, attributes, a source.
+
+    ``expected`` holds outputs written by someone else (a spec's worked example, ONNX's
+    backend test vectors), keyed by output name; ``expected_from`` names that oracle. ``onnx_versions`` lists the standard versions to run side by side.
+    ``details`` carries what the report should show (e.g. the decoded OCR text).
+    """
+
+    name: str
+    op: str
+    source: str
+    inputs: dict[str, np.ndarray]
+    attrs: dict[str, Any]
+    expected: dict[str, np.ndarray] | None = None
+    expected_from: str = ""
+    onnx_versions: tuple[int, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Check:
+    """One oracle's verdict on a case: ``agree``, ``explained``, ``unexplained`` or ``skipped``."""
+
+    oracle: str
+    status: str
+    reason: str = ""
+    detail: str = ""  # what was observed in this case; ``reason`` is the general cause
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"status {self.status!r} is not one of {STATUSES}")
+        if self.status != "agree" and not self.reason:
+            raise ValueError(f"a {self.status!r} verdict from {self.oracle} needs a reason")
+
+
+@dataclass
+class Result:
+    case: Case
+    checks: list[Check]
+    seconds: float
+
+    @property
+    def status(self) -> str:
+        return combine(self.checks)[0]
+
+    @property
+    def reason(self) -> str:
+        return combine(self.checks)[1]
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.case
+        data = c.inputs.get("data", next(iter(c.inputs.values())))
+        return {
+            "name": c.name,
+            "op": c.op,
+            "source": c.source,
+            "status": self.status,
+            "reason": self.reason,
+            "dtype": str(data.dtype),
+            "shape": list(data.shape),
+            "attributes": {k: (v.item() if isinstance(v, np.generic) else v) for k, v in c.attrs.items()},
+            "checks": [{"oracle": k.oracle, "status": k.status, "reason": k.reason, "detail": k.detail}
+                       for k in self.checks],
+            "details": c.details,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+def combine(checks: list[Check]) -> tuple[str, str]:
+    """A case's status and reason from its checks.
+
+    unexplained if any check is; else explained if any is; else agree if some oracle other
+    than the reference agreed; else skipped (only the reference could judge).
+    """
+    for status in ("unexplained", "explained"):
+        hits = [c for c in checks if c.status == status]
+        if hits:
+            return status, "; ".join(f"{c.oracle}: {c.reason}" for c in hits)
+    others = [c for c in checks if c.oracle != "reference"]
+    if any(c.status == "agree" for c in others) or not others:
+        return "agree", ""
+    return "skipped", "; ".join(f"{c.oracle}: {c.reason}" for c in others if c.status == "skipped")

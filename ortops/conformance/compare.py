@@ -1,0 +1,46 @@
+"""Comparisons used by the judges: exact equality (NaN equal to NaN) and descriptions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["same", "describe_difference", "has_nan", "tolerance"]
+
+
+def same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Exactly equal shapes and values; NaN equals NaN. Dtypes may differ (int32 vs int64)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind == "f" or b.dtype.kind == "f":
+        return bool(np.array_equal(a, b, equal_nan=True))
+    return bool(np.array_equal(a, b))
+
+
+def tolerance(dtype) -> tuple[float, float]:
+    """(rtol, atol) for computed floats of ``dtype``; integers compare exactly (0, 0)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float32:
+        return 1e-6, 1e-6
+    if dtype == np.float64:
+        return 1e-12, 1e-12
+    if dtype == np.float16:
+        return 1e-3, 1e-3
+    return 0.0, 0.0
+
+
+def has_nan(a: np.ndarray) -> bool:
+    return np.asarray(a).dtype.kind == "f" and bool(np.isnan(a).any())
+
+
+def describe_difference(name: str, got: np.ndarray, want: np.ndarray) -> str:
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return f"{name}: shape {got.shape} vs {want.shape}"
+    mismatch = np.argwhere(~((got == want) | (_isnan(got) & _isnan(want))))
+    first = tuple(int(i) for i in mismatch[0])
+    return f"{name}: {len(mismatch)} of {got.size} differ, first at {first}: {got[first]!r} vs {want[first]!r}"
+
+
+def _isnan(a: np.ndarray) -> np.ndarray:
+    return np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)

@@ -1,0 +1,117 @@
+"""Real-model cases: the PP-OCRv4 recogniser (``ocr`` extra) with ortops' nodes inside its graph.
+
+For each rendered line of text, the recogniser's own graph is extended with ortops nodes fed
+by its softmax output [1, T, 6625], next to the built-in nodes they map to, and run as one
+model through :class:`ortops.InferenceSession`. The per-step candidates are then judged like
+any other case, with the in-graph built-in outputs as an extra oracle, and the decoded text
+is shown in the report.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from .. import builder
+from ..builder.schemas import SCHEMA_VERSION
+from ..opdefs import OPENVINO_DOMAIN
+from .cases import Case
+
+__all__ = ["available", "TEXTS", "top_k_cases", "ocr_run"]
+
+#: Lines that the recogniser decodes exactly at 320x48 (checked by tests/test_ocr.py).
+TEXTS = ("TopK 2026 ONNX", "OpenVINO TopK-11", "ONNX Runtime 1.31", "ScatterElementsUpdate")
+TOP_K = 5
+_IN_GRAPH = dict(axis=-1, mode="max", sort="value", stable=1, index_element_type="i64")
+
+
+def available() -> bool:
+    """Whether the ``ocr`` extra (rapidocr-onnxruntime and Pillow) is installed."""
+    return all(importlib.util.find_spec(m) is not None for m in ("rapidocr_onnxruntime", "PIL"))
+
+
+@functools.lru_cache(maxsize=1)
+def _extended_model() -> onnx.ModelProto:
+    from .. import ocr
+
+    model = ocr.load_model()
+    probs = model.graph.output[0].name
+    graph = model.graph
+    graph.initializer.append(helper.make_tensor("ortops_k", TensorProto.INT64, [1], [TOP_K]))
+    graph.node.extend([
+        builder.top_k(probs, "ortops_k", **_IN_GRAPH, outputs=("ortops_values", "ortops_indices"),
+                      name="ortops_top_k"),
+        helper.make_node("TopK", [probs, "ortops_k"], ["onnx_values", "onnx_indices"], axis=-1, largest=1,
+                         sorted=1, name="onnx_top_k_11"),
+    ])
+    graph.output.extend([
+        helper.make_tensor_value_info("ortops_values", TensorProto.FLOAT, None),
+        helper.make_tensor_value_info("ortops_indices", TensorProto.INT64, None),
+        helper.make_tensor_value_info("onnx_values", TensorProto.FLOAT, None),
+        helper.make_tensor_value_info("onnx_indices", TensorProto.INT64, None),
+    ])
+    model.opset_import.append(helper.make_opsetid(OPENVINO_DOMAIN, SCHEMA_VERSION))
+    return model
+
+
+@functools.lru_cache(maxsize=None)
+def ocr_run(text: str) -> dict[str, object]:
+    """Render ``text``, run the extended recogniser once, and decode the ortops top-1 path."""
+    from .. import ocr
+
+    model = _extended_model()
+    session = _session()
+    image = ocr.render_text(text)
+    names = [o.name for o in model.graph.output]
+    outputs = dict(zip(names, session.run(None, {model.graph.input[0].name: ocr.preprocess(image)})))
+    chars = ocr.characters(model)
+    decoded = ocr.ctc_greedy_decode(outputs["ortops_indices"][0, :, 0], chars)
+    return {
+        "probs": outputs[names[0]],
+        "ortops": (outputs["ortops_values"], outputs["ortops_indices"]),
+        "onnx": (outputs["onnx_values"], outputs["onnx_indices"]),
+        "decoded": decoded,
+        "font": ocr.font_description(),
+    }
+
+
+@functools.lru_cache(maxsize=1)
+def _session():
+    from ..session import InferenceSession
+
+    return InferenceSession(_extended_model())
+
+
+def top_k_cases() -> list[Case]:
+    """Per-step top-5 candidates of the real model's softmax, for every text in :data:`TEXTS`."""
+    from .top_k import _case
+
+    cases = []
+    for n, text in enumerate(TEXTS):
+        run = ocr_run(text)
+        probs = run["probs"]
+        values, indices = run["onnx"]
+        details = {
+            "model": "PP-OCRv4 rec (rapidocr-onnxruntime 1.4.4)",
+            "rendered": text,
+            "decoded": run["decoded"].text,
+            "font": run["font"],
+            "steps": int(probs.shape[1]),
+            "in_graph_agrees": bool(np.array_equal(run["ortops"][1], indices)),
+        }
+        slug = text.lower().replace(" ", "_").replace(".", "").replace("-", "")
+        cases.append(_case(f"ocr_{slug}_top{TOP_K}", "real-model", probs, TOP_K, **_IN_GRAPH,
+                           expected={"values": values, "indices": indices},
+                           expected_from="TopK-11 inside the OCR graph", versions=(11, 24), details=details))
+        variant = [dict(mode="max", sort="index", stable=0, index_element_type="i32"),
+                   dict(mode="min", sort="value", stable=1, index_element_type="i32"),
+                   dict(mode="max", sort="none", stable=0, index_element_type="i64"),
+                   dict(mode="max", sort="value", stable=0, index_element_type="i32")][n]
+        tag = f"{variant['mode']}_{variant['sort']}_stable{variant['stable']}"
+        cases.append(_case(f"ocr_{slug}_top{TOP_K}_{tag}", "real-model", probs, TOP_K, axis=-1, **variant,
+                           versions=(11, 24), details=dict(details, in_graph_agrees=None)))
+    return cases

@@ -1,0 +1,231 @@
+"""Conformance of ``ortops.openvino::TopK`` (OpenVINO TopK-11): cases and their judge.
+
+Mapping onto the standard ONNX TopK, and what is comparable
+-----------------------------------------------------------
+* ``mode`` max/min is ``largest`` 1/0. TopK-1 and TopK-10 have no ``largest``: mode=min
+  cases are skipped for them, as are non-float types (their spec allows float types only).
+* ``sort="value"`` is ``sorted=1``; ONNX's rule that the lower index wins a tie is
+  OpenVINO's ``stable=1``: compared exactly.
+* ``sort="index"`` is the built-in result re-ordered by index: compared exactly.
+* ``sort="none"`` and ``stable=0`` leave the order (and which of equal values) undefined:
+  a different answer is accepted when it is a valid top-k of the slice (compared as sets).
+* NaN: the order is implementation-defined in both specs. ortops ranks NaN above +inf; a
+  difference on an input holding NaN is *explained*.
+* Types ORT lacks (uint16, uint32, uint64 for TopK-11/24 in ORT 1.31) are observed, not
+  assumed: when ORT answers NOT_IMPLEMENTED the check is *skipped* with ORT's message.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import warnings
+
+import numpy as np
+from onnx import helper
+
+from .. import reference
+from ..builder import top_k_model, top_k_side_by_side
+from ..errors import OpError
+from .cases import Case, Check
+from .compare import describe_difference, has_nan, same
+from .sessions import BuiltinUnavailable, ortops_session
+
+__all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases"]
+
+OP = "TopK"
+_INDEX_TYPES = {"i32": np.int32, "i64": np.int64}
+_FLOATS = (np.float32, np.float64)
+_NAN_NOTE = (
+    "NaN order is implementation-defined (ONNX and OpenVINO specs); ortops ranks NaN above +inf "
+    "in every mode"
+)
+
+
+def _elem_type(dtype) -> int:
+    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
+def _run_ortops(data: np.ndarray, k: np.ndarray, attrs: dict):
+    model = top_k_model(_elem_type(data.dtype), data.ndim, **attrs, k_type=_elem_type(k.dtype), k_shape=k.shape)
+    return ortops_session(model).run(None, {"data": data, "k": k})
+
+
+def _valid_alternative(data, axis, values, indices, other_values, other_indices) -> bool:
+    """Whether (other_values, other_indices) is also a correct top-k: same multiset of values
+    per slice, distinct indices, each pointing at its value."""
+    if other_values.shape != values.shape:
+        return False
+    other_indices = np.asarray(other_indices, np.int64)
+    if not same(np.sort(other_values, axis=axis), np.sort(values, axis=axis)):
+        return False
+    if not same(np.take_along_axis(data, other_indices, axis=axis), other_values):
+        return False
+    sorted_idx = np.sort(other_indices, axis=axis)
+    return not np.any(np.diff(sorted_idx, axis=axis) == 0)
+
+
+def _versus(oracle, case, got, want, *, order_defined: bool) -> Check:
+    data, attrs = case.inputs["data"], case.attrs
+    axis = attrs["axis"]
+    (values, indices), (w_values, w_indices) = got, want
+    if same(values, w_values) and same(indices, w_indices):
+        return Check(oracle, "agree")
+    if not order_defined and _valid_alternative(data, axis, values, indices, w_values, w_indices):
+        return Check(oracle, "agree")
+    if has_nan(data):
+        return Check(oracle, "explained", _NAN_NOTE, detail=describe_difference("values", values, w_values))
+    diff = describe_difference("values", values, w_values) if not same(values, w_values) else describe_difference(
+        "indices", indices, w_indices)
+    return Check(oracle, "unexplained", "results differ", detail=diff)
+
+
+def _ort_version() -> str:
+    import onnxruntime
+
+    return onnxruntime.__version__
+
+
+def _order_defined(attrs) -> bool:
+    return attrs["sort"] != "none" and bool(attrs["stable"])
+
+
+def _builtin_checks(case: Case, version: int, got) -> list[Check]:
+    data, k, attrs = case.inputs["data"], case.inputs["k"], case.attrs
+    oracle = f"onnxruntime TopK-{version}"
+    if version in (1, 10):
+        if attrs["mode"] == "min":
+            return [Check(oracle, "skipped", f"TopK-{version} has no 'largest' attribute; mode=min cannot map")]
+        if data.dtype not in _FLOATS:
+            return [Check(oracle, "skipped", f"TopK-{version}'s spec allows float types only, not {data.dtype}")]
+    model = top_k_side_by_side(version, _elem_type(data.dtype), data.ndim, k=int(k.reshape(())), **attrs)
+    try:
+        values, indices, b_values, b_indices = ortops_session(model).run(None, {"data": data})
+    except BuiltinUnavailable as exc:
+        return [Check(oracle, "skipped", f"ORT {_ort_version()} has no {data.dtype} TopK-{version} kernel "
+                      "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc))]
+    if not (same(values, got[0]) and same(indices, got[1])):
+        return [Check(oracle, "unexplained", "ortops gave a different answer in the side-by-side model")]
+    if attrs["sort"] == "index":
+        order = np.argsort(b_indices, axis=attrs["axis"], kind="stable")
+        b_values = np.take_along_axis(b_values, order, axis=attrs["axis"])
+        b_indices = np.take_along_axis(b_indices, order, axis=attrs["axis"])
+    checks = [_versus(oracle, case, got, (b_values, b_indices), order_defined=_order_defined(attrs))]
+    if case.expected is not None:
+        want = (case.expected["values"], case.expected["indices"])
+        builtin = (b_values, b_indices)
+        checks.append(_versus(f"{oracle} vs {case.expected_from}", case, builtin, want,
+                              order_defined=_order_defined(attrs)))
+    return checks
+
+
+def judge(case: Case) -> list[Check]:
+    """Run one TopK case through ortops in ORT and judge it against every oracle it has."""
+    data, k, attrs = case.inputs["data"], case.inputs["k"], case.attrs
+    got = _run_ortops(data, k, attrs)
+    ref = reference.top_k(data, k, **attrs)
+    checks = [_versus("reference", case, got, ref, order_defined=True)]
+    if np.asarray(got[1]).dtype != _INDEX_TYPES[attrs["index_element_type"]]:
+        checks.append(Check("index dtype", "unexplained", f"indices came back as {got[1].dtype}"))
+    if case.expected is not None:
+        want = (case.expected["values"], case.expected["indices"])
+        checks.append(_versus(case.expected_from, case, got, want, order_defined=_order_defined(attrs)))
+    for version in case.onnx_versions:
+        checks += _builtin_checks(case, version, got)
+    return checks
+
+
+def _case(name, source, data, k, *, axis, mode, sort, stable=1, index_element_type="i32", versions=(), **kw) -> Case:
+    attrs = dict(axis=axis, mode=mode, sort=sort, stable=stable, index_element_type=index_element_type)
+    k = np.asarray(k)
+    if k.ndim == 0:
+        k = k.reshape(1)
+    return Case(name, OP, source, {"data": data, "k": k.astype(k.dtype if k.dtype.kind in "iu" else np.int64)},
+                attrs, onnx_versions=tuple(versions), **kw)
+
+
+def seed_cases() -> list[Case]:
+    """The worked examples of OpenVINO's TopK-11 spec (shared/seeds/000 and 001)."""
+    spec_input = np.array([5, 3, 1, 2, 5, 5], np.float32)
+    example = {"values": np.array([5, 3, 1, 2], np.float32), "indices": np.array([0, 1, 2, 3])}
+    cases = [
+        _case("seed_min_index_k4_stable", "seed-example", spec_input, 4, axis=0, mode="min", sort="index",
+              stable=1, expected=example, expected_from="OpenVINO TopK-11 spec example", versions=(11, 24)),
+        _case("seed_min_index_k4_unstable", "seed-example", spec_input, 4, axis=0, mode="min", sort="index",
+              stable=0, expected=example, expected_from="OpenVINO TopK-11 spec example (one of 3 valid answers)",
+              versions=(11, 24)),
+        _case("seed_min_index_k4_stable_i64_int32", "seed-example", spec_input.astype(np.int32), 4, axis=0,
+              mode="min", sort="index", stable=1, index_element_type="i64",
+              expected={k: v.astype(np.int32) if k == "values" else v for k, v in example.items()},
+              expected_from="OpenVINO TopK-11 spec example", versions=(11, 24)),
+    ]
+    rng = np.random.default_rng(11)
+    image = rng.standard_normal((1, 3, 224, 224)).astype(np.float32)
+    for sort in ("value", "index", "none"):
+        cases.append(_case(f"seed_xml_1x3x224x224_axis3_k10_{sort}", "seed-example", image, 10, axis=3,
+                           mode="max", sort=sort, stable=1, index_element_type="i64", versions=(1, 10, 11, 24)))
+    return cases
+
+
+@functools.lru_cache(maxsize=None)
+def collect_onnx_testcases(op_type: str) -> tuple:
+    """ONNX's backend test cases for ``op_type`` (collecting them all is noisy: silenced)."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tuple(collect_testcases(op_type))
+
+
+def onnx_backend_cases() -> list[Case]:
+    """ONNX's own TopK test vectors, mapped onto the custom node (stable=1, i64 indices)."""
+    cases = []
+    for test in collect_onnx_testcases("TopK"):
+        node = test.model.graph.node[0]
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        (inputs, outputs), = test.data_sets
+        largest = attrs.get("largest", 1)
+        cases.append(_case(
+            test.name, "onnx-backend-test", inputs[0], inputs[1], axis=attrs.get("axis", -1),
+            mode="max" if largest else "min", sort="value" if attrs.get("sorted", 1) else "none", stable=1,
+            index_element_type="i64", expected={"values": outputs[0], "indices": outputs[1]},
+            expected_from="ONNX backend test vectors",
+            versions=(test.model.opset_import[0].version,),
+        ))
+    return cases
+
+
+def _tie_heavy(rng, dtype, shape) -> np.ndarray:
+    return rng.integers(0, 4, size=shape).astype(dtype)
+
+
+def generated_cases(seed: int = 2026) -> list[Case]:
+    """Seeded cases: every dtype x mode x sort x stable, tie-heavy, ranks 1-5, negative axes,
+    NaN/inf/-0.0, and integers beyond float64's exact range."""
+    rng = np.random.default_rng(seed)
+    dtypes = (np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+    combos = list(itertools.product(("max", "min"), ("value", "index", "none"), (0, 1)))
+    cases = []
+    for n, (dtype, (mode, sort, stable)) in enumerate(itertools.product(dtypes, combos)):
+        rank = 1 + n % 5
+        shape = tuple(int(d) for d in rng.integers(1, 6, size=rank))
+        shape = shape[:-1] + (shape[-1] + 3,)
+        axis = int(rng.integers(-rank, rank))
+        k = int(rng.integers(1, shape[axis] + 1))
+        versions = (11, 24) + ((1, 10) if dtype in _FLOATS and mode == "max" else ())
+        cases.append(_case(
+            f"gen_{np.dtype(dtype).name}_{mode}_{sort}_stable{stable}_r{rank}", "generated",
+            _tie_heavy(rng, dtype, shape), np.array([k], [np.int64, np.int32, np.uint8][n % 3]), axis=axis,
+            mode=mode, sort=sort, stable=stable, index_element_type=("i32", "i64")[n % 2], versions=versions,
+        ))
+    special = np.array([1, np.nan, 3, -np.inf, np.inf, np.nan, 2, -0.0, 0.0, -5], np.float32)
+    for dtype, mode, sort in itertools.product(_FLOATS, ("max", "min"), ("value", "index")):
+        cases.append(_case(f"gen_nan_inf_{np.dtype(dtype).name}_{mode}_{sort}", "generated", special.astype(dtype),
+                           6, axis=0, mode=mode, sort=sort, stable=1, versions=(11, 24)))
+    big = np.array([2**53 + 1, 2**53, 2**62 + 3, -(2**63), 2**63 - 1, 2**53 + 1, 7], np.int64)
+    huge = np.array([2**64 - 1, 2**63, 2**63 - 1, 0, 2**64 - 2, 2**63, 1], np.uint64)
+    for data in (big, huge):
+        for mode in ("max", "min"):
+            cases.append(_case(f"gen_exact_{data.dtype.name}_{mode}", "generated", data, 4, axis=0, mode=mode,
+                               sort="value", stable=1, index_element_type="i64", versions=(11, 24)))
+    return cases
