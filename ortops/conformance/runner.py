@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from . import real_model, top_k
+import importlib
+from types import ModuleType
+
+from . import real_model
 from .cases import Case, Check, Result
 
-__all__ = ["SUITES", "collect_cases", "judge_case", "run"]
+__all__ = ["SUITES", "suite", "collect_cases", "judge_case", "run"]
 
-# op -> (judge, case sources). A source is a callable returning cases; real-model sources run
-# only when the ``ocr`` extra is installed.
-SUITES: dict[str, tuple[Callable[[Case], list[Check]], tuple[Callable[[], list[Case]], ...]]] = {
-    "TopK": (top_k.judge, (top_k.seed_cases, top_k.onnx_backend_cases, top_k.generated_cases, real_model.top_k_cases)),
+#: op -> the module of its suite. A suite module has ``judge(case) -> list[Check]`` and
+#: ``CASE_SOURCES``, a dict from source name to a callable returning that source's cases.
+SUITES = {
+    "TopK": "ortops.conformance.top_k",
+    "ScatterElementsUpdate": "ortops.conformance.scatter_elements_update",
+    "ArgMax": "ortops.conformance.arg_max",
 }
+
+
+def suite(op: str) -> ModuleType:
+    """The suite module of ``op``."""
+    return importlib.import_module(SUITES[op])
 
 
 def collect_cases(ops: Sequence[str] | None = None, sources: Sequence[str] | None = None) -> tuple[list[Case], list[str]]:
@@ -25,21 +35,26 @@ def collect_cases(ops: Sequence[str] | None = None, sources: Sequence[str] | Non
     """
     cases, notes = [], []
     for op in ops or SUITES:
-        _, makers = SUITES[op]
-        for make in makers:
-            if make.__module__.endswith("real_model") and not real_model.available():
+        try:
+            module = suite(op)
+        except ModuleNotFoundError:
+            notes.append(f"{op}: no conformance suite yet")
+            continue
+        for source, make in module.CASE_SOURCES.items():
+            if sources is not None and source not in sources:
+                continue
+            if source == "real-model" and not real_model.available():
                 notes.append(f"{op}: no real-model cases: the ocr extra is not installed (pip install 'ortops[ocr]')")
                 continue
-            cases += [c for c in make() if sources is None or c.source in sources]
+            cases += make()
     return cases, notes
 
 
 def judge_case(case: Case) -> Result:
     """Judge one case; an exception anywhere becomes an unexplained verdict, never a crash."""
-    judge, _ = SUITES[case.op]
     start = time.perf_counter()
     try:
-        checks = judge(case)
+        checks = suite(case.op).judge(case)
     except Exception as exc:  # noqa: BLE001 - the report must say what went wrong, case by case
         checks = [Check("ortops", "unexplained", f"{type(exc).__name__}: {exc}")]
     return Result(case, checks, time.perf_counter() - start)

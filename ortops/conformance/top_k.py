@@ -31,7 +31,7 @@ from .cases import Case, Check
 from .compare import describe_difference, has_nan, same
 from .sessions import BuiltinUnavailable, ortops_session
 
-__all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases"]
+__all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "CASE_SOURCES"]
 
 OP = "TopK"
 _INDEX_TYPES = {"i32": np.int32, "i64": np.int64}
@@ -229,3 +229,17 @@ def generated_cases(seed: int = 2026) -> list[Case]:
             cases.append(_case(f"gen_exact_{data.dtype.name}_{mode}", "generated", data, 4, axis=0, mode=mode,
                                sort="value", stable=1, index_element_type="i64", versions=(11, 24)))
     return cases
+
+
+def _real_model_cases() -> list[Case]:
+    from .real_model import top_k_cases
+
+    return top_k_cases()
+
+
+CASE_SOURCES = {
+    "seed-example": seed_cases,
+    "onnx-backend-test": onnx_backend_cases,
+    "generated": generated_cases,
+    "real-model": _real_model_cases,
+}
