@@ -129,6 +129,11 @@ def register_schemas() -> None:
     with _lock:
         if _done:
             return
+        # onnx.reference builds a table of every schema when first imported and refuses two
+        # ops with one name in different domains (ours: ArgMax, TopK). Build it before ours
+        # exist, so that onnx.reference (and ONNX's backend test collection) keeps working.
+        import onnx.reference.op_run  # noqa: F401
+
         for op in OPS:
             if not defs.has(op.op_type, SCHEMA_VERSION, op.domain):
                 defs.register_schema(_schema(op))

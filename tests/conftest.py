@@ -1,0 +1,36 @@
+"""Shared test helpers: small models built with ortops.builder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto
+
+import ortops
+from ortops import builder
+
+
+@pytest.fixture(scope="session")
+def top_k_session():
+    """ortops session: TopK over the last axis of float32 [N, M], mode max, sort value, stable."""
+    model = builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value", stable=1)
+    return ortops.InferenceSession(model)
+
+
+def brute_top_k(row, k, largest=True):
+    """Indices of the k largest (smallest) of a 1-D sequence, ties to the lower index, NaN largest.
+
+    Written independently of ortops: Python's sorted with an explicit key.
+    """
+    def key(i):
+        v = row[i]
+        nan = isinstance(v, float) and v != v
+        rank = (1, 0) if nan else (0, v)
+        return (tuple(-x for x in rank) if largest else rank, i)
+
+    return sorted(range(len(row)), key=key)[:k]
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)

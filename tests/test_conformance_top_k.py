@@ -1,0 +1,81 @@
+"""The TopK conformance suite and the runner: verdicts can fail, reports are written."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ortops import cli, conformance
+from ortops.conformance import top_k
+from ortops.conformance.cases import Check, combine
+
+
+def test_seed_cases_agree():
+    results = conformance.run(top_k.seed_cases(), progress=False)
+    assert [r.status for r in results] == ["agree"] * len(results)
+
+
+def test_onnx_backend_cases_cover_all_seven_vectors_and_agree():
+    results = conformance.run(top_k.onnx_backend_cases(), progress=False)
+    assert len(results) == 7
+    assert all(r.status == "agree" for r in results), [(r.case.name, r.reason) for r in results]
+    uint64 = next(r for r in results if r.case.name == "test_top_k_uint64")
+    builtin = next(c for c in uint64.checks if c.oracle == "onnxruntime TopK-24")
+    assert builtin.status == "skipped" and "NOT_IMPLEMENTED" in builtin.detail
+
+
+def test_a_wrong_answer_is_unexplained(monkeypatch):
+    case = top_k.seed_cases()[0]
+    real = top_k._run_ortops
+
+    def corrupted(data, k, attrs):
+        values, indices = real(data, k, attrs)
+        return values, indices[::-1].copy()
+
+    monkeypatch.setattr(top_k, "_run_ortops", corrupted)
+    result = conformance.judge_case(case)
+    assert result.status == "unexplained"
+    assert "indices" in " ".join(c.detail for c in result.checks)
+
+
+def test_nan_difference_with_builtin_is_explained_not_hidden():
+    case = next(c for c in top_k.generated_cases() if c.name == "gen_nan_inf_float32_max_value")
+    result = conformance.judge_case(case)
+    assert result.status == "explained"
+    assert "NaN" in result.reason
+    reference_check = next(c for c in result.checks if c.oracle == "reference")
+    assert reference_check.status == "agree"
+
+
+def test_combine_orders_verdicts():
+    agree, skip = Check("reference", "agree"), Check("onnxruntime TopK-11", "skipped", "no kernel")
+    assert combine([agree, skip])[0] == "skipped"
+    assert combine([agree, Check("x", "agree"), skip])[0] == "agree"
+    assert combine([agree, Check("x", "explained", "why")]) == ("explained", "x: why")
+    assert combine([Check("x", "explained", "why"), Check("y", "unexplained", "bug")])[0] == "unexplained"
+    with pytest.raises(ValueError, match="needs a reason"):
+        Check("x", "explained")
+
+
+def test_cli_writes_reports_and_exit_code_tracks_unexplained(tmp_path, monkeypatch):
+    out = tmp_path / "rep"
+    code = cli.main(["conformance", "--ops", "TopK", "--sources", "seed-example", "--out", str(out), "--no-progress"])
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["summary"]["total"] == len(report["cases"]) > 0
+    assert report["summary"]["unexplained"] == 0
+    assert {"name", "op", "source", "status", "reason"} <= set(report["cases"][0])
+    assert "# ortops conformance report" in (out / "report.md").read_text()
+    monkeypatch.setattr(top_k, "judge", lambda case: [Check("reference", "unexplained", "forced")])
+    assert cli.main(["conformance", "--ops", "TopK", "--sources", "seed-example", "--out", str(out),
+                     "--no-progress"]) == 1
+
+
+def test_generated_cases_cover_every_dtype_and_attribute_combination():
+    cases = top_k.generated_cases()
+    combos = {(str(c.inputs["data"].dtype), c.attrs["mode"], c.attrs["sort"], c.attrs["stable"]) for c in cases}
+    assert len({c[0] for c in combos}) == 10
+    assert len(combos) >= 10 * 12
+    assert any(np.isnan(c.inputs["data"]).any() for c in cases if c.inputs["data"].dtype.kind == "f")
