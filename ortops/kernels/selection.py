@@ -17,6 +17,7 @@ on [64, 32000] k=50 (FINDINGS). Three things make the built-in exact for ortops'
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -103,8 +104,8 @@ def top_k_indices(x: np.ndarray, k: int, axis: int, largest: bool) -> tuple[np.n
     Among equal values the lower index comes first; NaN is above +inf.
     """
     shape = x.shape
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
+    outer = math.prod(shape[:axis])
+    inner = math.prod(shape[axis + 1 :])
     out_shape = shape[:axis] + (k,) + shape[axis + 1 :]
     if outer * inner == 0:
         return np.empty(out_shape, x.dtype), np.empty(out_shape, np.int64)
