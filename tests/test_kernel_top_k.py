@@ -113,3 +113,19 @@ def test_axis_out_of_range():
 def test_zero_sized_other_dimension_gives_an_empty_result():
     values, indices = kernels.top_k(np.ones((0, 3), np.float32), np.array(2), axis=1, mode="max", sort="value")
     assert values.shape == (0, 2) and indices.shape == (0, 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_inputs_with_nan_take_the_overlapped_check(dtype):
+    from ortops.kernels import selection
+
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 50, size=(64, 32000)).astype(dtype)  # tie-heavy
+    data[5, [7, 900]] = np.nan
+    data[6, 3] = -np.inf
+    assert data.size >= selection.OVERLAP_SIZE
+    for mode in ("max", "min"):
+        got = kernels.top_k(data, np.array(60), axis=1, mode=mode, sort="value", stable=1)
+        want = reference.top_k(data, np.array(60), axis=1, mode=mode, sort="value", stable=1)
+        _same(got[1], want.indices)
+        _same(got[0], want.values)
