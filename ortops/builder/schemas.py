@@ -9,7 +9,7 @@ import onnx
 from onnx import defs
 from onnx.defs import OpSchema
 
-from ..opdefs import ARG_MAX, OPS, SCATTER_ELEMENTS_UPDATE, TOP_K, AttrDef, OpDef
+from ..opdefs import OPS, AttrDef, OpDef
 
 __all__ = ["register_schemas", "SCHEMA_VERSION"]
 

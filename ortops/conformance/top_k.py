@@ -17,18 +17,16 @@ Mapping onto the standard ONNX TopK, and what is comparable
 
 from __future__ import annotations
 
-import functools
 import itertools
-import warnings
 
 import numpy as np
 from onnx import helper
 
 from .. import reference
 from ..builder import top_k_model, top_k_side_by_side
-from ..errors import OpError
 from .cases import Case, Check
 from .compare import describe_difference, has_nan, same
+from .onnx_vectors import onnx_vectors
 from .sessions import BuiltinUnavailable, ortops_session
 
 __all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "CASE_SOURCES"]
@@ -167,30 +165,17 @@ def seed_cases() -> list[Case]:
     return cases
 
 
-@functools.lru_cache(maxsize=None)
-def collect_onnx_testcases(op_type: str) -> tuple:
-    """ONNX's backend test cases for ``op_type`` (collecting them all is noisy: silenced)."""
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return tuple(collect_testcases(op_type))
-
-
 def onnx_backend_cases() -> list[Case]:
     """ONNX's own TopK test vectors, mapped onto the custom node (stable=1, i64 indices)."""
     cases = []
-    for test in collect_onnx_testcases("TopK"):
-        node = test.model.graph.node[0]
-        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        (inputs, outputs), = test.data_sets
+    for vector in onnx_vectors("topk", "TopK"):
+        attrs = {a.name: helper.get_attribute_value(a) for a in vector.node.attribute}
         largest = attrs.get("largest", 1)
         cases.append(_case(
-            test.name, "onnx-backend-test", inputs[0], inputs[1], axis=attrs.get("axis", -1),
+            vector.name, "onnx-backend-test", vector.inputs[0], vector.inputs[1], axis=attrs.get("axis", -1),
             mode="max" if largest else "min", sort="value" if attrs.get("sorted", 1) else "none", stable=1,
-            index_element_type="i64", expected={"values": outputs[0], "indices": outputs[1]},
-            expected_from="ONNX backend test vectors",
-            versions=(test.model.opset_import[0].version,),
+            index_element_type="i64", expected={"values": vector.outputs[0], "indices": vector.outputs[1]},
+            expected_from="ONNX backend test vectors", versions=(vector.opset,),
         ))
     return cases
 

@@ -1,0 +1,105 @@
+"""Smoke tests of ``ortops bench``: the harness runs end to end on tiny shapes and writes its
+outputs. Nothing here asserts a timing (STYLE: timing belongs in benchmarks)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+from ortops import bench
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    status = bench.main(["--smoke", "--out", str(out)])
+    return status, out, json.loads((out / "bench.json").read_text())
+
+
+def test_smoke_run_writes_json_table_and_plot(smoke_run):
+    status, out, report = smoke_run
+    assert status == 0
+    assert "ratio" in (out / "bench.txt").read_text()
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (out / "scaling.png").stat().st_size > 0
+    else:
+        assert any("matplotlib" in note for note in report["notes"])
+
+
+def test_json_describes_the_machine_and_the_run(smoke_run):
+    _, _, report = smoke_run
+    machine = report["machine"]
+    assert machine["cpu_count"] >= 1
+    assert machine["platform"]
+    assert machine["versions"]["onnxruntime"] and machine["versions"]["numpy"]
+    assert report["config"]["mode"] == "smoke"
+    assert report["config"]["ops"] == list(bench.OPS)
+
+
+def test_every_row_has_samples_and_a_ratio(smoke_run):
+    _, _, report = smoke_run
+    rows = report["rows"]
+    assert {row["op"] for row in rows} >= set(bench.OPS) | {f"{op} overhead" for op in bench.OPS}
+    for row in rows:
+        assert row["samples_s"] and all(s > 0 for s in row["samples_s"]), row
+        assert row["ratio"] is not None and row["ratio"] > 0, row
+        assert not row["output_mismatch"], row
+
+
+def test_rows_cover_the_implementations(smoke_run):
+    _, _, report = smoke_run
+    impls = {(row["op"], row["impl"]) for row in report["rows"]}
+    for op in bench.OPS:
+        assert (op, "ortops") in impls and (op, "built-in") in impls and (op, "reference") in impls
+        assert (f"{op} overhead", "identity PyOp") in impls
+    if importlib.util.find_spec("openvino") is not None:
+        assert ("TopK", "openvino stable=1") in impls and ("TopK", "openvino stable=0") in impls
+        assert ("ScatterElementsUpdate", "openvino") in impls
+
+
+def test_targets_carry_a_verdict(smoke_run):
+    _, _, report = smoke_run
+    targets = [t for row in report["rows"] for t in row["targets"]]
+    assert any(t["text"].startswith("≤1.5× identity PyOp") for t in targets)
+    for t in targets:
+        assert t["ok"] in (True, False, None)
+        assert (t["ok"] is None) == (t["value"] is None)
+
+
+def test_scaling_and_memory(smoke_run):
+    _, _, report = smoke_run
+    for op in bench.OPS:
+        points = report["scaling"]["series"][op]
+        assert len(points) == len(bench.CONFIGS["smoke"].scaling_sizes)
+        assert all(p["elements"] > 0 for p in points)
+        assert all(p["ortops"]["median_s"] > 0 and p["built-in"]["median_s"] > 0 for p in points)
+    assert [m["op"] for m in report["memory"]] == list(bench.OPS)
+    for entry in report["memory"]:
+        for impl in ("ortops", "built-in"):
+            assert entry[impl].get("peak_kib", 0) > 0, entry
+
+
+def test_plot_is_skipped_without_matplotlib(tmp_path, monkeypatch):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "matplotlib" else real_find_spec(name, *args))
+    note = bench._plot_scaling({"TopK": []}, tmp_path / "scaling.png", "title")
+    assert "matplotlib" in note
+    assert not (tmp_path / "scaling.png").exists()
+
+
+def test_identity_pyop_returns_its_input():
+    session = bench._identity_session()
+    x = np.arange(8, dtype=np.float32).reshape(1, 8)
+    (y,) = session.run(None, {"data": x})
+    np.testing.assert_array_equal(y, x)
+
+
+def test_quick_and_smoke_exclude_each_other(capsys):
+    with pytest.raises(SystemExit):
+        bench.build_parser().parse_args(["--quick", "--smoke"])
+    args = bench.build_parser().parse_args(["--quick", "--ops", "TopK", "--repeat", "3"])
+    assert args.quick and args.ops == ["TopK"] and args.repeat == 3 and args.out == "bench-out"
