@@ -17,10 +17,17 @@ def _conformance(args: argparse.Namespace) -> int:
     from .bridge import register
 
     console = Console()
+    openvino = "openvino" in (args.oracle or [])
+    if openvino:
+        from .conformance import openvino_oracle
+
+        if not openvino_oracle.available():
+            console.print("[red]--oracle openvino needs the OpenVINO runtime:[/] pip install 'ortops[openvino]'")
+            return 2
     start = time.perf_counter()
     register()
     cases, notes = conformance.collect_cases(args.ops, args.sources)
-    results = conformance.run(cases, progress=not args.no_progress)
+    results = conformance.run(cases, progress=not args.no_progress, openvino=openvino)
     seconds = time.perf_counter() - start
     json_path, md_path = conformance.write_reports(results, pathlib.Path(args.out), notes, seconds)
     conformance.print_summary(results, console, notes)
@@ -37,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="only these ops (default: all)")
     conf.add_argument("--sources", nargs="+", choices=["seed-example", "onnx-backend-test", "generated", "real-model"],
                       help="only cases from these sources (default: all)")
+    conf.add_argument("--oracle", action="append", choices=["onnxruntime", "openvino"],
+                      help="oracles besides the reference (repeatable; onnxruntime always runs; "
+                           "openvino needs the openvino extra)")
     conf.add_argument("--no-progress", action="store_true", help="no progress bar")
     conf.set_defaults(func=_conformance)
     commands.add_parser("bench", help="time ortops against ORT built-ins: same options as scripts/bench.py",

@@ -79,3 +79,24 @@ def test_generated_cases_cover_every_dtype_and_attribute_combination():
     assert len({c[0] for c in combos}) == 10
     assert len(combos) >= 10 * 12
     assert any(np.isnan(c.inputs["data"]).any() for c in cases if c.inputs["data"].dtype.kind == "f")
+
+
+def test_oracle_openvino_adds_a_verdict_per_case(tmp_path):
+    pytest.importorskip("openvino", reason="the openvino extra is not installed: pip install 'ortops[openvino]'")
+    out = tmp_path / "rep"
+    assert cli.main(["conformance", "--ops", "TopK", "--sources", "seed-example", "--oracle", "openvino",
+                     "--out", str(out), "--no-progress"]) == 0
+    cases = json.loads((out / "report.json").read_text())["cases"]
+    assert all(c["oracles"]["openvino"] in ("agree", "explained") for c in cases)
+    assert all(c["oracles"]["reference"] == "agree" for c in cases)
+
+
+def test_oracles_map_groups_checks_by_family():
+    from ortops.conformance.cases import Case, Result
+
+    case = Case("c", "TopK", "generated", {"data": np.zeros(3, np.float32)}, {})
+    result = Result(case, [Check("reference", "agree"), Check("onnxruntime TopK-11", "skipped", "no kernel"),
+                           Check("openvino", "explained", "NaN order")], 0.0)
+    oracles = result.to_json()["oracles"]
+    assert oracles == {"reference": "agree", "onnxruntime": "skipped", "openvino": "explained"}
+    assert result.to_json()["oracle_reasons"]["openvino"] == "openvino: NaN order"

@@ -7,12 +7,30 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Case", "Check", "Result", "STATUSES", "SOURCES", "combine"]
+__all__ = ["Case", "Check", "Result", "STATUSES", "SOURCES", "ORACLE_FAMILIES", "combine", "oracle_family"]
 
 #: Verdicts, from best to worst.
 STATUSES = ("agree", "skipped", "explained", "unexplained")
 #: Where a case comes from (its ``source`` field).
 SOURCES = ("seed-example", "onnx-backend-test", "generated", "real-model")
+
+
+#: Who judges: the NumPy reference of the spec, ORT's built-in ops, the OpenVINO runtime,
+#: outputs written by someone else (spec examples, ONNX's vectors), and ortops' own checks.
+ORACLE_FAMILIES = ("reference", "onnxruntime", "openvino", "expected", "ortops")
+
+
+def oracle_family(oracle: str) -> str:
+    """The family of an oracle name, e.g. ``"onnxruntime TopK-11"`` -> ``"onnxruntime"``."""
+    if oracle == "reference":
+        return "reference"
+    if oracle.startswith("openvino"):
+        return "openvino"
+    if oracle.startswith("onnxruntime") or "inside the OCR graph" in oracle:
+        return "onnxruntime"
+    if oracle in ("ortops", "index dtype", "output dtype"):
+        return "ortops"
+    return "expected"
 
 
 @dataclass
@@ -65,6 +83,17 @@ class Result:
     def reason(self) -> str:
         return combine(self.checks)[1]
 
+    def oracles(self) -> dict[str, tuple[str, str]]:
+        """Each oracle family that judged the case: (status, reason)."""
+        families: dict[str, list[Check]] = {}
+        for check in self.checks:
+            families.setdefault(oracle_family(check.oracle), []).append(check)
+        verdicts = {}
+        for family, checks in families.items():
+            status, reason = combine([Check("reference", "agree"), *checks]) if family != "reference" else combine(checks)
+            verdicts[family] = (status, reason)
+        return verdicts
+
     def to_json(self) -> dict[str, Any]:
         c = self.case
         data = c.inputs.get("data", next(iter(c.inputs.values())))
@@ -77,6 +106,8 @@ class Result:
             "dtype": str(data.dtype),
             "shape": list(data.shape),
             "attributes": {k: (v.item() if isinstance(v, np.generic) else v) for k, v in c.attrs.items()},
+            "oracles": {family: status for family, (status, _) in self.oracles().items()},
+            "oracle_reasons": {family: reason for family, (status, reason) in self.oracles().items() if reason},
             "checks": [{"oracle": k.oracle, "status": k.status, "reason": k.reason, "detail": k.detail}
                        for k in self.checks],
             "details": c.details,

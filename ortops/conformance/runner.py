@@ -50,21 +50,32 @@ def collect_cases(ops: Sequence[str] | None = None, sources: Sequence[str] | Non
     return cases, notes
 
 
-def judge_case(case: Case) -> Result:
-    """Judge one case; an exception anywhere becomes an unexplained verdict, never a crash."""
+def judge_case(case: Case, *, openvino: bool = False) -> Result:
+    """Judge one case; an exception anywhere becomes an unexplained verdict, never a crash.
+
+    With ``openvino``, the same ONNX model also runs in the OpenVINO runtime
+    (:mod:`ortops.conformance.openvino_oracle`) and is judged there.
+    """
     start = time.perf_counter()
     try:
         checks = suite(case.op).judge(case)
     except Exception as exc:  # noqa: BLE001 - the report must say what went wrong, case by case
         checks = [Check("ortops", "unexplained", f"{type(exc).__name__}: {exc}")]
+    if openvino:
+        from . import openvino_oracle
+
+        try:
+            checks += openvino_oracle.judge_openvino(case)
+        except Exception as exc:  # noqa: BLE001 - an oracle bug must not hide the suite's checks
+            checks.append(Check("openvino", "unexplained", f"{type(exc).__name__}: {exc}"))
     return Result(case, checks, time.perf_counter() - start)
 
 
-def run(cases: Iterable[Case], *, progress: bool = True) -> list[Result]:
+def run(cases: Iterable[Case], *, progress: bool = True, openvino: bool = False) -> list[Result]:
     """Judge every case, showing a progress bar on the terminal when ``progress``."""
     cases = list(cases)
     if not progress:
-        return [judge_case(c) for c in cases]
+        return [judge_case(c, openvino=openvino) for c in cases]
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     results = []
@@ -73,6 +84,6 @@ def run(cases: Iterable[Case], *, progress: bool = True) -> list[Result]:
         task = bar.add_task("conformance", total=len(cases))
         for case in cases:
             bar.update(task, description=f"{case.op} {case.name[:40]}")
-            results.append(judge_case(case))
+            results.append(judge_case(case, openvino=openvino))
             bar.advance(task)
     return results

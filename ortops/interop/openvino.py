@@ -1,0 +1,428 @@
+"""One .onnx file, two runtimes: ortops' nodes in OpenVINO.
+
+An ONNX model holding ``ortops.openvino::TopK``, ``ortops.openvino::ScatterElementsUpdate``
+or ``ortops.ncnn::ArgMax`` nodes runs in ONNX Runtime through :class:`ortops.InferenceSession`.
+This module lets the same file run in OpenVINO: it adds conversion extensions for those nodes
+to OpenVINO's ONNX frontend (``openvino.frontend.onnx.ConversionExtension``), which map each
+node onto native OpenVINO operations when the model is read.
+
+====================================  ==================================================
+ortops node                           OpenVINO operations
+====================================  ==================================================
+``ortops.openvino::TopK``             ``opset11.topk``, attributes one to one (but
+                                      ``stable`` is dropped for ``sort="none"``,
+                                      where OpenVINO refuses it and it has no effect)
+``ortops.openvino::ScatterElements``  ``opset12.scatter_elements_update``, one to one
+``Update``
+``ortops.ncnn::ArgMax``               Reshape to 1-D; ``topk>1``: reverse (``Slice``
+                                      step -1), ``TopK-11`` (max, sort=value, stable,
+                                      i64), map each index ``i -> n - 1 - i``;
+                                      ``topk=1``: the maximum by an unstable TopK,
+                                      then the largest position holding it (``Equal``,
+                                      ``Range``, ``Select``, ``ReduceMax``);
+                                      ``Convert`` indices to f32,
+                                      ``Unsqueeze`` + ``Concat`` to [1, topk] / [2, topk]
+====================================  ==================================================
+
+The ArgMax composition gives ncnn's tie rule exactly: TopK-11 with ``stable=true`` puts the
+lower index first among equal values, and the lower index of the reversed tensor is the
+higher index of the original one; for ``topk=1`` the last position holding the maximum is
+the highest index among equal maxima. The ``topk=1`` path exists for speed: OpenVINO's
+stable TopK is slow on large inputs (0.83 s for 16.8M elements, against ~0.1 s this way). The
+maximum does not come from ``ReduceMax``: on an all ``-inf`` input OpenVINO CPU's ReduceMax
+returns -3.4028235e38 (measured), which equals no element.
+NaN is ordered as OpenVINO orders it, not as ortops does (NaN above +inf).
+
+What OpenVINO answers is OpenVINO's answer, divergences included. Measured with OpenVINO
+2026.4.1 on CPU (``ortops.conformance.openvino_oracle`` shows each, case by case):
+
+* int64, uint32 and uint64 data are computed in int32 (values wrap to their low 32 bits);
+  float64 in float32 (+-inf and values beyond float32's range saturate to +-3.4028235e38).
+* ScatterElementsUpdate's integer ``mean`` truncates toward zero and accumulates in the element
+  type (its spec, and ortops, floor an exact sum); float32 sums accumulate in float32.
+* TopK with ``sort="index"`` may keep other equal values at the k boundary than the lowest
+  indices, even with ``stable=1``.
+* An invalid input ortops rejects with OpError may be rejected, answered with garbage (ArgMax
+  of an empty tensor) or, for ScatterElementsUpdate indices below -d, written out of bounds:
+  check inputs with ortops first.
+
+Usage::
+
+    from ortops.interop import openvino as ov_interop
+
+    outputs = ov_interop.run("model.onnx", {"data": x, "k": np.array([5])})
+    compiled = ov_interop.compile_model(model_proto)   # cached by the model's bytes
+    core = ov_interop.core()                           # an openvino.Core that reads our nodes
+
+Importing this module does not import OpenVINO; the first call that needs it does, and
+raises ModuleNotFoundError naming the extra (``pip install 'ortops[openvino]'``) when it is
+missing.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import os
+import threading
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from ..errors import OpError
+from ..opdefs import ARG_MAX, NCNN_DOMAIN, OPENVINO_DOMAIN, OPS, SCATTER_ELEMENTS_UPDATE, TOP_K, OpDef, find_op
+
+__all__ = [
+    "INSTALL_HINT",
+    "require_openvino",
+    "extensions",
+    "add_extensions",
+    "core",
+    "check_model",
+    "read_model",
+    "compile_model",
+    "run",
+    "output_names",
+    "clear_cache",
+]
+
+#: What to do when OpenVINO is missing.
+INSTALL_HINT = "pip install 'ortops[openvino]'"
+_CACHE_SIZE = 256
+_INT64_MIN = -(2**63)
+_ATTR_KINDS = {"int": onnx.AttributeProto.INT, "string": onnx.AttributeProto.STRING}
+
+
+def require_openvino():
+    """The ``openvino`` module.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        When OpenVINO is not installed; the message names the ``openvino`` extra.
+    """
+    try:
+        import openvino
+    except ImportError as exc:
+        raise ModuleNotFoundError(
+            f"running ortops models in OpenVINO needs the openvino package: {INSTALL_HINT} ({exc})",
+            name="openvino",
+        ) from exc
+    return openvino
+
+
+# --- converters: one NodeContext -> the outputs of native OpenVINO operations ------------------
+
+
+def _attributes(ctx, opdef: OpDef) -> dict[str, Any]:
+    """The node's attributes, validated and with the spec's defaults (OpError if invalid).
+
+    OpenVINO adds the node's name to the message of any exception raised here.
+    """
+    raw = {a.name: ctx.get_attribute(a.name) for a in opdef.attrs if ctx.has_attribute(a.name)}
+    return opdef.parse_attributes(raw)
+
+
+def _scalar_i64(value: int):
+    from openvino import opset11 as ops
+
+    return ops.constant(np.array(value, np.int64))
+
+
+def _convert_top_k(ctx) -> list:
+    import openvino as ov
+    from openvino import opset11 as ops
+
+    attrs = _attributes(ctx, TOP_K)
+    data, k = ctx.get_input(0), ctx.get_input(1)
+    scalar_shape = ov.op.Constant(np.array([], np.int64))  # opset's constant() refuses an empty array
+    k = ops.reshape(k, scalar_shape, special_zero=False)  # [] or [1] -> scalar
+    # OpenVINO's spec: stable "takes effect only if sort is set to value or index", and its core
+    # refuses stable=true with sort=none; with sort=none the order is undefined either way.
+    stable = bool(attrs["stable"]) and attrs["sort"] != "none"
+    node = ops.topk(data, k, axis=attrs["axis"], mode=attrs["mode"], sort=attrs["sort"],
+                    index_element_type=attrs["index_element_type"], stable=stable)
+    return node.outputs()
+
+
+def _convert_scatter_elements_update(ctx) -> list:
+    from openvino import opset12 as ops
+
+    attrs = _attributes(ctx, SCATTER_ELEMENTS_UPDATE)
+    data, indices, updates, axis = (ctx.get_input(i) for i in range(4))
+    node = ops.scatter_elements_update(data, indices, updates, axis, reduction=attrs["reduction"],
+                                       use_init_val=bool(attrs["use_init_val"]))
+    return node.outputs()
+
+
+def _convert_arg_max(ctx) -> list:
+    import openvino as ov
+    from openvino import opset8, opset11 as ops
+
+    attrs = _attributes(ctx, ARG_MAX)
+    data = ctx.get_input(0)
+    if data.get_element_type() != ov.Type.f32:
+        raise OpError(ARG_MAX.op_type, f"input 'data' has type {data.get_element_type().get_type_name()}; "
+                      "ncnn ArgMax takes float32 only")
+    axis0 = ops.constant(np.array([0], np.int64))
+    flat = ops.reshape(data, ops.constant(np.array([-1], np.int64)), special_zero=False)
+    if attrs["topk"] == 1:  # the last position holding the maximum: a few cheap passes
+        # the maximum from an unstable TopK (ReduceMax is no good: on all -inf OpenVINO CPU gives -3.4e38)
+        values = ops.topk(flat, _scalar_i64(1), axis=0, mode="max", sort="value", index_element_type="i64",
+                          stable=False).output(0)
+        size = ops.reshape(ops.shape_of(flat, "i64"), ov.op.Constant(np.array([], np.int64)), special_zero=False)
+        positions = ops.range(_scalar_i64(0), size, _scalar_i64(1), "i64")
+        # a NaN maximum matches the NaNs, so the index stays valid
+        is_top = ops.logical_or(ops.equal(flat, values), ops.logical_and(ops.is_nan(flat), ops.is_nan(values)))
+        hits = ops.select(is_top, positions, _scalar_i64(-1))
+        indices = ops.reduce_max(hits, axis0, keep_dims=True)
+    else:  # TopK-11 stable on the reversed tensor: the lower reversed index is the higher original one
+        reversed_ = opset8.slice(flat, np.array([-1], np.int64), np.array([_INT64_MIN], np.int64),
+                                 np.array([-1], np.int64), np.array([0], np.int64))
+        top = ops.topk(reversed_, _scalar_i64(attrs["topk"]), axis=0, mode="max", sort="value",
+                       index_element_type="i64", stable=True)
+        last = ops.subtract(ops.shape_of(flat, "i64"), ops.constant(np.array([1], np.int64)))
+        values, indices = top.output(0), ops.subtract(last, top.output(1))  # i of the reversed is n-1-i
+    indices = ops.convert(indices, "f32")
+    rows = [values, indices] if attrs["out_max_val"] else [indices]
+    rows = [ops.unsqueeze(row, axis0) for row in rows]
+    output = rows[0] if len(rows) == 1 else ops.concat(rows, axis=0)
+    return output.outputs()
+
+
+#: (domain, op_type) -> converter.
+_CONVERTERS: dict[tuple[str, str], Callable] = {
+    (OPENVINO_DOMAIN, "TopK"): _convert_top_k,
+    (OPENVINO_DOMAIN, "ScatterElementsUpdate"): _convert_scatter_elements_update,
+    (NCNN_DOMAIN, "ArgMax"): _convert_arg_max,
+}
+
+
+def extensions() -> list:
+    """New ``openvino.frontend.onnx.ConversionExtension`` objects, one per ortops op.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        When OpenVINO is not installed.
+    """
+    require_openvino()
+    from openvino.frontend.onnx import ConversionExtension
+
+    return [ConversionExtension(op_type, domain, convert) for (domain, op_type), convert in _CONVERTERS.items()]
+
+
+def add_extensions(ov_core) -> Any:
+    """Add ortops' conversion extensions to an existing ``openvino.Core``; returns it.
+
+    Call before ``read_model``. Adding them twice to one Core is harmless but pointless.
+    """
+    for extension in extensions():
+        ov_core.add_extension(extension)
+    return ov_core
+
+
+def core():
+    """A new ``openvino.Core`` that can ``read_model`` ONNX files with ortops' nodes.
+
+    Note that ``Core.read_model`` does not run :func:`check_model`: an invalid ortops node
+    then fails inside OpenVINO with a RuntimeError that names the node and carries our
+    message. :func:`read_model` checks first and raises :class:`ortops.OpError`.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        When OpenVINO is not installed.
+    """
+    openvino = require_openvino()
+    return add_extensions(openvino.Core())
+
+
+_shared: dict[str, Any] = {}
+_lock = threading.Lock()
+
+
+def _shared_core():
+    with _lock:
+        if "core" not in _shared:
+            _shared["core"] = core()
+        return _shared["core"]
+
+
+# --- reading and checking models ----------------------------------------------------------------
+
+
+def _graphs(graph: onnx.GraphProto):
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from _graphs(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    yield from _graphs(g)
+
+
+def check_model(model: onnx.ModelProto) -> None:
+    """Check that every ortops node of ``model`` has a conversion to OpenVINO.
+
+    Validates each node in the ``ortops.openvino``/``ortops.ncnn`` domains (including
+    subgraphs): a known op, the right number of inputs and outputs, attributes of the right
+    ONNX type with allowed values.
+
+    Raises
+    ------
+    OpError
+        Naming the node, for an op without a conversion or a bad attribute.
+    """
+    supported = ", ".join(op.qualified_name for op in OPS)
+    for graph in _graphs(model.graph):
+        for node in graph.node:
+            if node.domain not in (OPENVINO_DOMAIN, NCNN_DOMAIN):
+                continue
+            opdef = find_op(node.domain, node.op_type)
+            if opdef is None:
+                raise OpError(node.op_type, f"{node.domain}::{node.op_type} has no OpenVINO conversion; "
+                              f"supported: {supported}", node.name)
+            if len(node.input) != len(opdef.inputs) or len(node.output) != len(opdef.outputs):
+                raise OpError(opdef.op_type, f"has inputs {list(node.input)} and outputs {list(node.output)}; "
+                              f"it needs {list(opdef.inputs)} -> {list(opdef.outputs)}", node.name)
+            kinds = {a.name: a.kind for a in opdef.attrs}
+            raw = {}
+            for attr in node.attribute:
+                if attr.name in kinds and attr.type != _ATTR_KINDS[kinds[attr.name]]:
+                    raise OpError(opdef.op_type, f"attribute {attr.name!r} has ONNX type "
+                                  f"{onnx.AttributeProto.AttributeType.Name(attr.type)}; it must be "
+                                  f"{kinds[attr.name].upper()}", node.name)
+                raw[attr.name] = helper.get_attribute_value(attr)
+            opdef.parse_attributes(raw, node.name)
+
+
+def _as_proto(model) -> tuple[onnx.ModelProto, Any]:
+    """(the ModelProto to check, what to hand OpenVINO's read_model)."""
+    if isinstance(model, onnx.ModelProto):
+        return model, model.SerializeToString()
+    if isinstance(model, (bytes, bytearray)):
+        return onnx.load_from_string(bytes(model)), bytes(model)
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        return onnx.load(path, load_external_data=False), path  # a path keeps external data resolvable
+    raise TypeError(f"model must be an onnx.ModelProto, bytes or a path, not {type(model).__name__}")
+
+
+def read_model(model, *, ov_core=None):
+    """An ``openvino.Model`` for an ONNX model with ortops' nodes.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, bytes, str or os.PathLike
+        The ONNX model (the same file ortops runs in ONNX Runtime).
+    ov_core : openvino.Core, optional
+        A Core that already has the extensions (:func:`core`, :func:`add_extensions`);
+        a shared one by default.
+
+    Returns
+    -------
+    openvino.Model
+
+    Raises
+    ------
+    OpError
+        For an ortops node without a conversion or with a bad attribute (names the node).
+    ModuleNotFoundError
+        When OpenVINO is not installed.
+    """
+    proto, source = _as_proto(model)
+    check_model(proto)
+    return (ov_core or _shared_core()).read_model(source)
+
+
+_compiled: collections.OrderedDict = collections.OrderedDict()
+
+
+def _cache_key(model) -> tuple | None:
+    if isinstance(model, onnx.ModelProto):
+        return ("bytes", hashlib.sha256(model.SerializeToString()).digest())
+    if isinstance(model, (bytes, bytearray)):
+        return ("bytes", hashlib.sha256(bytes(model)).digest())
+    if isinstance(model, (str, os.PathLike)):
+        path = os.path.realpath(os.fspath(model))
+        stat = os.stat(path)
+        return ("path", path, stat.st_mtime_ns, stat.st_size)
+    return None  # an openvino.Model: compiled every time
+
+
+def compile_model(model, device: str = "CPU", config: Mapping[str, Any] | None = None):
+    """An ``openvino.CompiledModel`` for ``model`` on ``device``, cached.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, bytes, str, os.PathLike or openvino.Model
+        ONNX models are read with :func:`read_model`. The cache (the 256 most recent) is keyed
+        by the model's bytes (a path: by its real path, modification time and size), device
+        and config; an ``openvino.Model`` is compiled anew on every call.
+    device : str, default "CPU"
+    config : mapping, optional
+        OpenVINO properties for ``compile_model``.
+
+    Raises
+    ------
+    OpError, ModuleNotFoundError
+        As :func:`read_model`.
+    """
+    key = _cache_key(model)
+    if key is not None:
+        key = (*key, device, tuple(sorted((str(k), str(v)) for k, v in (config or {}).items())))
+        with _lock:
+            if key in _compiled:
+                _compiled.move_to_end(key)
+                return _compiled[key]
+    ov_model = model if key is None else read_model(model)
+    compiled = _shared_core().compile_model(ov_model, device, dict(config or {}))
+    if key is not None:
+        with _lock:
+            _compiled[key] = compiled
+            while len(_compiled) > _CACHE_SIZE:
+                _compiled.popitem(last=False)
+    return compiled
+
+
+def run(model, feed: Mapping[str, np.ndarray], *, device: str = "CPU") -> list[np.ndarray]:
+    """Run ``model`` in OpenVINO on ``feed`` and return its outputs in the model's order.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, bytes, str, os.PathLike or openvino.Model
+        As for :func:`compile_model` (compiled models are cached).
+    feed : dict of str to numpy.ndarray
+        Input name -> array.
+    device : str, default "CPU"
+
+    Returns
+    -------
+    list of numpy.ndarray
+        Fresh arrays (not views of OpenVINO's buffers). Each call uses its own infer request,
+        so concurrent calls are safe.
+
+    Notes
+    -----
+    The CPU plugin computes float64 in float32 (FINDINGS); outputs keep the declared type.
+    """
+    compiled = compile_model(model, device)
+    request = compiled.create_infer_request()
+    request.infer({name: np.asarray(value) for name, value in feed.items()})
+    return [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]
+
+
+def clear_cache() -> None:
+    """Forget the compiled models and the shared Core."""
+    with _lock:
+        _compiled.clear()
+        _shared.clear()
+
+
+def output_names(model) -> Sequence[str]:
+    """Names of the outputs of ``model`` as OpenVINO sees them (same order as :func:`run`)."""
+    return [o.get_any_name() for o in compile_model(model).outputs]

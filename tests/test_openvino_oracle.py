@@ -1,0 +1,228 @@
+"""The OpenVINO oracle: verdicts on conformance cases, each divergence explained with evidence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("openvino", reason="OpenVINO is not installed: pip install 'ortops[openvino]'")
+
+from ortops.conformance import collect_cases  # noqa: E402
+from ortops.conformance import openvino_oracle as oracle  # noqa: E402
+from ortops.conformance.cases import Case, Check  # noqa: E402
+from ortops.conformance.openvino_oracle import TOPICS, judge_openvino, topic_of  # noqa: E402
+
+HYPOTHESIS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def top_k_case(data, k, *, axis=0, mode="max", sort="value", stable=1, index_element_type="i32") -> Case:
+    return Case("t", "TopK", "generated", {"data": np.asarray(data), "k": np.array([k])},
+                dict(axis=axis, mode=mode, sort=sort, stable=stable, index_element_type=index_element_type))
+
+
+def scatter_case(data, indices, updates, *, axis=0, reduction="none", use_init_val=1) -> Case:
+    return Case("s", "ScatterElementsUpdate", "generated",
+                {"data": np.asarray(data), "indices": np.asarray(indices), "updates": np.asarray(updates),
+                 "axis": np.array([axis])}, dict(reduction=reduction, use_init_val=use_init_val))
+
+
+def arg_max_case(data, *, out_max_val=0, topk=1) -> Case:
+    return Case("a", "ArgMax", "generated", {"data": np.asarray(data, np.float32)},
+                dict(out_max_val=out_max_val, topk=topk))
+
+
+def verdict(case: Case) -> Check:
+    (check,) = judge_openvino(case)
+    assert check.oracle == "openvino"
+    return check
+
+
+def test_seed_examples_agree():
+    assert verdict(top_k_case(np.array([5, 3, 1, 2, 5, 5], np.float32), 4, mode="min", sort="index")).status == "agree"
+    seed_1 = scatter_case(np.array([2, 3, 4, 6], np.float32), [1, 0, 0, -2, -1, 2],
+                          np.array([10, 20, 30, 40, 70, 60], np.float32), reduction="sum")
+    assert verdict(seed_1).status == "agree"
+    assert verdict(arg_max_case([[7, 2, 7], [7, 1, 2]], out_max_val=1, topk=3)).status == "agree"
+
+
+# --- each known divergence: detected, explained, with its topic ------------------------------------------
+
+
+@pytest.mark.parametrize(("case", "topic", "evidence"), [
+    # FINDINGS: mean(-3, -4) -> -3 on OpenVINO CPU, the spec's floor gives -4
+    (scatter_case(np.array([0], np.int32), [0, 0], np.array([-3, -4], np.int32), reduction="mean", use_init_val=0),
+     "integer-mean-rounding", "truncation toward zero: [-3]"),
+    # FINDINGS: uint8 mean of 1, 253, 252 -> 83 (the sum wraps in uint8); the spec's floor mean is 168
+    (scatter_case(np.array([1], np.uint8), [0, 0], np.array([253, 252], np.uint8), reduction="mean"),
+     "narrow-type-overflow", "accumulated in uint8 (wrapping)"),
+    (scatter_case(np.array([1.0, 5.0]), [1], np.array([1e-10]), reduction="sum"),
+     "float64-precision", "float32 arithmetic"),
+    (scatter_case(np.array([2**40, 5], np.int64), [0], np.array([3], np.int64), reduction="sum"),
+     "int32-narrowing", "int32 arithmetic"),
+    (scatter_case(np.array([2**63, 5], np.uint64), [1], np.array([2**64 - 1], np.uint64), reduction="max"),
+     "uint64", "int32 arithmetic"),
+    (scatter_case(np.array([1e8, 0], np.float32), [0, 0], np.array([1, -1e8], np.float32), reduction="sum"),
+     "float-accumulation", "float32 accumulation"),
+    (scatter_case(np.array([1.0, np.nan, 3.0], np.float32), [0, 1, 2], np.array([np.nan, 2, 1], np.float32),
+                  reduction="max"), "nan", "whose reduction saw a NaN"),
+    (top_k_case(np.array([1, np.nan, 3, -np.inf, np.inf, np.nan, 2], np.float32), 4),
+     "nan", "OpenVINO agrees with ortops"),
+    (top_k_case(np.array([1, np.nan, 3, -np.inf, np.inf, np.nan, 2]), 4, mode="min", sort="index"),
+     "nan", "float64 rounded to float32 first"),
+    (top_k_case(np.array([2**53 + 1, 2**53, 2**62 + 3, 7], np.int64), 2), "int32-narrowing", "wrapped to int32"),
+    (top_k_case(np.array([2**64 - 1, 2**63, 1], np.uint64), 2), "uint64", "wrapped to int32"),
+    (top_k_case(np.array([2**31 + 5, 3, 2**32 - 1], np.uint32), 2), "int32-narrowing", "wrapped to int32"),
+    (top_k_case(np.array([1 + 1e-10, 1, 1 + 2e-10, 3]), 3), "float64-precision", "rounded to float32"),
+    (top_k_case(np.array([1, 1, 3, 1, 1, 2, 3, 0], np.int16), 5, sort="index"), "ties", "sort='value' answer"),
+    (arg_max_case([1, np.nan, 3, np.inf], topk=2), "nan", "OpenVINO agrees with ortops"),
+])
+def test_a_known_divergence_is_explained_with_evidence(case, topic, evidence):
+    check = verdict(case)
+    assert (check.status, topic_of(check)) == ("explained", topic), check
+    assert evidence in check.detail and check.reason
+
+
+def test_the_integer_mean_evidence_fails_when_openvino_answers_otherwise(monkeypatch):
+    """The explanation is recomputed, not assumed: an answer no known behaviour gives is unexplained."""
+    case = scatter_case(np.array([0], np.int32), [0, 0], np.array([-3, -4], np.int32), reduction="mean",
+                        use_init_val=0)
+    monkeypatch.setattr(oracle, "_run_openvino", lambda case, inputs=None: [np.array([-2], np.int32)])
+    check = verdict(case)
+    assert check.status == "unexplained" and topic_of(check) is None
+    assert "-2" in check.detail and "-4" in check.detail
+
+
+def test_a_wrong_selection_is_unexplained(monkeypatch):
+    case = top_k_case(np.array([5, 3, 1, 2], np.float32), 2)
+    monkeypatch.setattr(oracle, "_run_openvino",
+                        lambda case, inputs=None: [np.array([5, 2], np.float32), np.array([0, 3], np.int32)])
+    assert verdict(case).status == "unexplained"
+
+
+def test_a_wrong_index_type_is_unexplained(monkeypatch):
+    case = top_k_case(np.array([5, 3, 1, 2], np.float32), 2, index_element_type="i64")
+    monkeypatch.setattr(oracle, "_run_openvino",
+                        lambda case, inputs=None: [np.array([5, 3], np.float32), np.array([0, 1], np.int32)])
+    assert verdict(case).status == "unexplained"
+
+
+def test_unstable_ties_accept_any_valid_top_k():
+    check = verdict(top_k_case(np.array([2, 1, 2, 2, 1], np.float32), 2, stable=0, sort="none"))
+    assert check.status == "agree"
+    assert not oracle._valid_top_k(np.array([2, 1, 2]), 0, {"mode": "max", "sort": "value"},
+                                   np.array([2, 2]), np.array([0, 0]), np.array([2, 2]))  # repeated index
+
+
+# --- invalid inputs ---------------------------------------------------------------------------------------
+
+
+def test_k_beyond_the_axis_is_skipped_when_openvino_rejects_it_too():
+    check = verdict(top_k_case(np.array([1, 2, 3], np.float32), 5))
+    assert (check.status, topic_of(check)) == ("skipped", "k-range")
+    assert "exceeds the axis dimension" in check.detail and "k=5" in check.detail
+
+
+def test_arg_max_of_an_empty_input_is_explained_with_what_openvino_returns():
+    check = verdict(arg_max_case(np.zeros((0,), np.float32)))
+    assert (check.status, topic_of(check)) == ("explained", "k-range")
+    assert "OpenVINO returns" in check.detail
+
+
+def test_out_of_range_indices_never_reach_openvino(monkeypatch):
+    """An index below -d made OpenVINO's CPU plugin write outside its buffer (process abort)."""
+    def must_not_run(case, inputs=None):
+        raise AssertionError("OpenVINO must not run an invalid ScatterElementsUpdate case")
+
+    monkeypatch.setattr(oracle, "_run_openvino", must_not_run)
+    check = verdict(scatter_case(np.zeros(3, np.float32), [-4], np.ones(1, np.float32), reduction="sum"))
+    assert (check.status, topic_of(check)) == ("skipped", "out-of-range-indices")
+    assert "free(): invalid next size" in check.reason
+
+
+def test_topics_are_keys_and_every_non_agree_check_has_one():
+    assert {"ties", "nan", "integer-mean-rounding", "narrow-type-overflow", "uint64", "float16-bfloat16", "k-range",
+            "out-of-range-indices", "ncnn-tie-rule", "float64-precision"} <= set(TOPICS)
+    assert topic_of(Check("openvino", "agree")) is None
+    assert topic_of(Check("openvino", "explained", "r", "[nan] x")) == "nan"
+    assert topic_of(Check("openvino", "explained", "r", "[no-such-topic] x")) is None
+
+
+# --- the real case lists ---------------------------------------------------------------------------------
+
+
+def test_seed_and_onnx_backend_cases_of_every_op_have_no_unexplained_verdict():
+    cases, _ = collect_cases(sources=["seed-example", "onnx-backend-test"])
+    checks = [(case.name, check) for case in cases for check in judge_openvino(case)]
+    assert len(cases) >= 40
+    assert not [(n, c.detail) for n, c in checks if c.status == "unexplained"]
+    assert all(topic_of(c) for _, c in checks if c.status in ("explained", "skipped"))
+    assert sum(c.status in ("agree", "explained") for _, c in checks) >= 0.9 * len(cases)
+
+
+# --- differential: random cases never end unexplained -----------------------------------------------------
+
+_INTEGER = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+@st.composite
+def scatter_cases(draw):
+    dtype = draw(st.sampled_from([np.float32, np.float64, *_INTEGER, np.bool_]))
+    reduction = draw(st.sampled_from(["sum", "prod", "min", "max"] + ([] if dtype == np.bool_ else ["mean"])))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    size = draw(st.integers(1, 5))
+    n = draw(st.integers(1, 12))
+    if dtype == np.bool_:
+        data, updates = rng.integers(0, 2, size).astype(bool), rng.integers(0, 2, n).astype(bool)
+    elif np.dtype(dtype).kind == "f":
+        pool = np.array([-2.5, -1, 0, 1, 3, 1e8, np.nan if draw(st.booleans()) else 2], dtype)
+        data, updates = rng.choice(pool, size), rng.choice(pool, n)
+    else:
+        info = np.iinfo(dtype)
+        pool = np.array([info.min, info.min + 1, -3, -1, 0, 1, 2, 5, info.max - 1, info.max], object)
+        pool = np.array([v for v in pool if info.min <= v <= info.max], dtype)  # unsigned: no negatives
+        data, updates = rng.choice(pool, size), rng.choice(pool, n)
+    indices = rng.integers(-size, size, n)
+    return scatter_case(data, indices, updates, reduction=reduction, use_init_val=draw(st.sampled_from([0, 1])))
+
+
+@HYPOTHESIS
+@given(scatter_cases())
+def test_random_scatter_cases_are_never_unexplained(case):
+    check = verdict(case)
+    assert check.status in ("agree", "explained"), (case.inputs, case.attrs, check)
+
+
+@st.composite
+def top_k_cases(draw):
+    dtype = draw(st.sampled_from([np.float32, np.float64, *_INTEGER]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+    if np.dtype(dtype).kind == "f":
+        pool = np.array([-np.inf, -1, -0.0, 0.0, 1, 1 + 1e-10, np.inf] + ([np.nan] if draw(st.booleans()) else []))
+    else:
+        info = np.iinfo(dtype)
+        pool = [info.min, 0, 1, 2, info.max] + ([2**32 + 1] if info.max > 2**33 else [])
+    data = rng.choice(np.array(pool, dtype), size=shape)
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    return top_k_case(data, draw(st.integers(1, shape[axis])), axis=axis, mode=draw(st.sampled_from(["max", "min"])),
+                      sort=draw(st.sampled_from(["value", "index", "none"])), stable=draw(st.sampled_from([0, 1])),
+                      index_element_type=draw(st.sampled_from(["i32", "i64"])))
+
+
+@HYPOTHESIS
+@given(top_k_cases())
+def test_random_top_k_cases_are_never_unexplained(case):
+    check = verdict(case)
+    assert check.status in ("agree", "explained"), (case.inputs, case.attrs, check)
+
+
+@HYPOTHESIS
+@given(st.lists(st.sampled_from([-1.0, 0.0, 2.0, np.inf, -np.inf, np.nan]), min_size=1, max_size=12),
+       st.sampled_from([0, 1]), st.data())
+def test_random_arg_max_cases_are_never_unexplained(values, out_max_val, draw):
+    case = arg_max_case(np.array(values, np.float32), out_max_val=out_max_val,
+                        topk=draw.draw(st.integers(1, len(values))))
+    check = verdict(case)
+    assert check.status in ("agree", "explained"), (case.inputs, case.attrs, check)
