@@ -76,8 +76,11 @@ def test_cli_writes_reports_and_exit_code_tracks_unexplained(tmp_path, monkeypat
 def test_generated_cases_cover_every_dtype_and_attribute_combination():
     cases = top_k.generated_cases()
     combos = {(str(c.inputs["data"].dtype), c.attrs["mode"], c.attrs["sort"], c.attrs["stable"]) for c in cases}
-    assert len({c[0] for c in combos}) == 10
+    assert {c[0] for c in combos} >= {"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                                      "uint32", "uint64", "float16"}
     assert len(combos) >= 10 * 12
+    assert any(c.details.get("dtype") == "bfloat16" for c in cases)
+    assert any(int(c.inputs["k"][0]) == 0 for c in cases)
     assert any(np.isnan(c.inputs["data"]).any() for c in cases if c.inputs["data"].dtype.kind == "f")
 
 

@@ -8,6 +8,7 @@ import platform
 from collections import Counter
 from typing import Sequence
 
+from . import matrix
 from .cases import SOURCES, STATUSES, Result
 
 __all__ = ["summary", "write_reports", "print_summary"]
@@ -76,6 +77,7 @@ def _markdown(results: Sequence[Result], data: dict) -> str:
             row = [groups.get((op, source, st), 0) for st in STATUSES]
             if any(row):
                 lines.append(f"| {op} | {source} | " + " | ".join(map(str, row)) + " |")
+    lines += [""] + matrix.markdown(results)
     explained = Counter((c.status, c.oracle, c.reason) for r in results for c in r.checks
                         if c.status in ("explained", "skipped"))
     if explained:

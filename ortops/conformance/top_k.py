@@ -20,14 +20,16 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from onnx import helper
+from onnx import TensorProto, helper
 
 from .. import reference
-from ..builder import top_k_model, top_k_side_by_side
+from ..builder import (TOP_K_VERSIONS, dims, make_model, onnx_top_k, onnx_top_k_model, top_k, top_k_model,
+                       top_k_side_by_side)
+from ..errors import OpError
 from .cases import Case, Check
 from .compare import describe_difference, has_nan, same
 from .onnx_vectors import onnx_vectors
-from .sessions import BuiltinUnavailable, ortops_session
+from .sessions import BuiltinUnavailable, ortops_session, plain_session
 
 __all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "CASE_SOURCES"]
 
@@ -117,11 +119,49 @@ def _builtin_checks(case: Case, version: int, got) -> list[Check]:
     return checks
 
 
+def _reference(data: np.ndarray, k: np.ndarray, attrs: dict):
+    """The reference answer; float16 is ranked as float32 (exact: the same values, same order)."""
+    if data.dtype == np.float16:
+        values, indices = reference.top_k(data.astype(np.float32), k, **attrs)
+        return values.astype(np.float16), indices
+    return reference.top_k(data, k, **attrs)
+
+
+def _judge_error(case: Case, error: OpError) -> list[Check]:
+    """A case the spec rejects: ortops must raise OpError; ORT's built-in is observed."""
+    data, k, attrs = case.inputs["data"], case.inputs["k"], case.attrs
+    checks = [Check("reference", "agree")]
+    try:
+        _run_ortops(data, k, attrs)
+    except OpError as exc:
+        checks.append(Check("ortops", "agree", detail=f"OpError: {exc.detail}"))
+    else:
+        checks.append(Check("ortops", "unexplained", "the reference raises OpError, ortops returned a result",
+                            detail=str(error)))
+    for version in case.onnx_versions:
+        model = onnx_top_k_model(version, _elem_type(data.dtype), data.ndim, axis=attrs["axis"],
+                                 largest=int(attrs["mode"] == "max"))
+        try:
+            values, _ = plain_session(model).run(None, {"X": data, "K": k.astype(np.int64).reshape(1)})
+        except Exception as exc:  # noqa: BLE001 - ORT's own rejection is the observation
+            checks.append(Check(f"onnxruntime TopK-{version}", "agree", detail=f"rejects: {str(exc)[:160]}"))
+        else:
+            checks.append(Check(f"onnxruntime TopK-{version}", "explained",
+                                f"k outside [1, dim] is undefined in OpenVINO TopK-11 and ortops raises OpError; "
+                                f"ORT's TopK-{version} returns a result", detail=f"values shape {values.shape}"))
+    return checks
+
+
 def judge(case: Case) -> list[Check]:
     """Run one TopK case through ortops in ORT and judge it against every oracle it has."""
+    if case.details.get("dtype") == "bfloat16":
+        return _judge_bfloat16(case)
     data, k, attrs = case.inputs["data"], case.inputs["k"], case.attrs
+    try:
+        ref = _reference(data, k, attrs)
+    except OpError as error:
+        return _judge_error(case, error)
     got = _run_ortops(data, k, attrs)
-    ref = reference.top_k(data, k, **attrs)
     checks = [_versus("reference", case, got, ref, order_defined=True)]
     if np.asarray(got[1]).dtype != _INDEX_TYPES[attrs["index_element_type"]]:
         checks.append(Check("index dtype", "unexplained", f"indices came back as {got[1].dtype}"))
@@ -130,6 +170,44 @@ def judge(case: Case) -> list[Check]:
         checks.append(_versus(case.expected_from, case, got, want, order_defined=_order_defined(attrs)))
     for version in case.onnx_versions:
         checks += _builtin_checks(case, version, got)
+    return checks
+
+
+def _bfloat16_model(data: np.ndarray, k: int, attrs: dict, version: int | None):
+    """float32 in, Cast to bfloat16, ortops TopK (and TopK-``version``), Cast back to float32.
+
+    ORT takes no bfloat16 array from NumPy, so the cast happens inside the graph; the case's
+    values are chosen exactly representable in bfloat16, so the float32 outputs are exact.
+    """
+    bf16, f32 = TensorProto.BFLOAT16, TensorProto.FLOAT
+    nodes = [helper.make_node("Cast", ["data"], ["data_bf16"], to=bf16),
+             top_k("data_bf16", "k", **attrs, outputs=("values_bf16", "indices"), name="ortops_top_k"),
+             helper.make_node("Cast", ["values_bf16"], ["values"], to=f32)]
+    index_type = TensorProto.INT64 if attrs["index_element_type"] == "i64" else TensorProto.INT32
+    out_dims = [None] * data.ndim
+    outputs = [("values", f32, out_dims), ("indices", index_type, out_dims)]
+    if version is not None:
+        nodes += [onnx_top_k(version, "data_bf16", "k", axis=attrs["axis"], largest=int(attrs["mode"] == "max"),
+                             outputs=("onnx_values_bf16", "onnx_indices"), name=f"onnx_top_k_{version}"),
+                  helper.make_node("Cast", ["onnx_values_bf16"], ["onnx_values"], to=f32)]
+        outputs += [("onnx_values", f32, out_dims), ("onnx_indices", TensorProto.INT64, out_dims)]
+    return make_model(nodes, [("data", f32, dims(data.ndim))], outputs, onnx_opset=TOP_K_VERSIONS.get(version, 24),
+                      initializers=[helper.make_tensor("k", TensorProto.INT64, [1], [k])])
+
+
+def _judge_bfloat16(case: Case) -> list[Check]:
+    data, k, attrs = case.inputs["data"], int(case.inputs["k"].reshape(-1)[0]), case.attrs
+    got = ortops_session(_bfloat16_model(data, k, attrs, None)).run(None, {"data": data})
+    checks = [_versus("reference", case, got, reference.top_k(data, np.array(k), **attrs), order_defined=True)]
+    for version in case.onnx_versions:
+        oracle = f"onnxruntime TopK-{version}"
+        try:
+            ortops_session(_bfloat16_model(data, k, attrs, version))
+        except BuiltinUnavailable as exc:
+            checks.append(Check(oracle, "skipped", f"ORT {_ort_version()} has no bfloat16 TopK-{version} kernel "
+                                "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc)))
+        else:
+            checks.append(Check(oracle, "unexplained", "ORT ran a bfloat16 TopK: the skip reason is out of date"))
     return checks
 
 
@@ -207,6 +285,20 @@ def generated_cases(seed: int = 2026) -> list[Case]:
     for dtype, mode, sort in itertools.product(_FLOATS, ("max", "min"), ("value", "index")):
         cases.append(_case(f"gen_nan_inf_{np.dtype(dtype).name}_{mode}_{sort}", "generated", special.astype(dtype),
                            6, axis=0, mode=mode, sort=sort, stable=1, versions=(11, 24)))
+    for k in (0, -1, 7):  # k outside [1, dim]: undefined in the spec, an OpError in ortops
+        cases.append(_case(f"gen_k_out_of_range_{k}", "generated", np.arange(6, dtype=np.float32), np.array([k]),
+                           axis=0, mode="max", sort="value", versions=(11,)))
+    half = np.array([0.1, 65504, -0.0, 0.0, np.nan, 6e-8, 0.1, -65504, np.inf, 1.5], np.float16)
+    for mode, sort in itertools.product(("max", "min"), ("value", "index")):
+        cases.append(_case(f"gen_float16_{mode}_{sort}", "generated", half, 5, axis=0, mode=mode, sort=sort,
+                           versions=(11, 24)))
+        ties = rng.integers(-3, 3, size=(3, 9)).astype(np.float16)
+        cases.append(_case(f"gen_float16_ties_{mode}_{sort}", "generated", ties, 4, axis=-1, mode=mode, sort=sort,
+                           stable=1, index_element_type="i64", versions=(11, 24)))
+        brain = rng.integers(-4, 4, size=(4, 7)).astype(np.float32) * np.float32(0.5)  # exact in bfloat16
+        brain[0, 2] = np.nan
+        cases.append(_case(f"gen_bfloat16_{mode}_{sort}", "generated", brain, 3, axis=1, mode=mode, sort=sort,
+                           versions=(24,), details={"dtype": "bfloat16"}))
     big = np.array([2**53 + 1, 2**53, 2**62 + 3, -(2**63), 2**63 - 1, 2**53 + 1, 7], np.int64)
     huge = np.array([2**64 - 1, 2**63, 2**63 - 1, 0, 2**64 - 2, 2**63, 1], np.uint64)
     for data in (big, huge):

@@ -1,0 +1,43 @@
+"""The divergence matrix: topics come from the cases' inputs, cells from observed verdicts."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ortops.conformance.cases import Case, Check, Result
+from ortops.conformance.matrix import COLUMNS, ROWS, case_topics, matrix
+
+
+def _top_k(data, k=1, **attrs):
+    attrs = dict(axis=0, mode="max", sort="value", stable=1, index_element_type="i32", **attrs)
+    return Case("c", "TopK", "generated", {"data": np.asarray(data), "k": np.array([k])}, attrs)
+
+
+def test_topics_are_read_off_the_inputs():
+    assert case_topics(_top_k(np.array([1, 2, 2], np.float32))) == {"ties"}
+    assert case_topics(_top_k(np.array([1, np.nan, np.nan], np.float32))) == {"nan"}
+    assert case_topics(_top_k(np.array([3, 1], np.uint64))) == {"uint64"}
+    assert case_topics(_top_k(np.array([3, 1], np.float32), k=0)) == {"k-range"}
+    assert case_topics(_top_k(np.array([3, 1], np.float32))) == set()
+    scatter = Case("s", "ScatterElementsUpdate", "generated",
+                   {"data": np.zeros(3, np.int8), "indices": np.array([5]), "updates": np.ones(1, np.int8),
+                    "axis": np.array([0])}, {"reduction": "mean", "use_init_val": 1})
+    assert case_topics(scatter) == {"integer-mean-rounding", "narrow-type-overflow", "out-of-range-indices"}
+    arg_max = Case("a", "ArgMax", "generated", {"data": np.array([1, 1], np.float32)}, {"topk": 1})
+    assert case_topics(arg_max) == {"ncnn-tie-rule"}
+
+
+def test_cells_count_observed_verdicts_per_oracle_family():
+    results = [
+        Result(_top_k(np.array([1, 2, 2], np.float32)), [Check("reference", "agree"),
+                                                         Check("onnxruntime TopK-11", "agree")], 0),
+        Result(_top_k(np.array([1, np.nan], np.float32)), [Check("reference", "agree"),
+                                                           Check("onnxruntime TopK-11", "explained", "NaN order")], 0),
+    ]
+    table = matrix(results)
+    assert list(table) [:len(ROWS)] == list(ROWS)
+    assert set(table["ties"]) == set(COLUMNS)
+    assert table["ties"]["ORT built-in"] == "1 agree"
+    assert table["nan"]["ORT built-in"] == "1 explained — NaN order"
+    assert table["nan"]["ortops"] == "1 agree"
+    assert table["uint64"]["ORT built-in"] == "no case in this run"
