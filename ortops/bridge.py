@@ -33,7 +33,10 @@ Each op is registered once per combination of input types, with declared output 
 * ``ortops.ncnn::ArgMax`` (float) -> float.
 * Private twins in domain ``ortops._bridge`` that :func:`ortops.prepare_model` rewrites nodes
   to: ``TopK_i32``, ``TopK_i64``, ``ScatterElementsUpdate`` and ``ArgMax``, each with an extra
-  string attribute ``node_name`` so that errors can name the node.
+  string attribute ``node_name`` so that errors can name the node; and
+  ``ScatterElementsUpdate_float16``/``_bfloat16`` for float16/bfloat16 data carried as float64:
+  they round the float64 result once to the carried type's precision, so that the ``Cast``
+  back is exact (ORT casts float64 to float16/bfloat16 through float32: two roundings).
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ class BridgeOp:
     signatures: tuple[tuple[tuple[dtypes.ElementType, ...], tuple[dtypes.ElementType, ...]], ...]
     fixed_attrs: tuple[tuple[str, str], ...] = ()  # attributes implied by the op type
     carries_node_name: bool = False
+    rounds_to: str | None = None  # float16/bfloat16: float64 outputs are rounded to its precision
 
     @property
     def qualified_name(self) -> str:
@@ -88,6 +92,22 @@ _SCATTER_SIGNATURES = tuple(
     for i, a in itertools.product(dtypes.INTEGER_TYPES, repeat=2)
 )
 _ARG_MAX_SIGNATURES = (((dtypes.from_name("float"),), (dtypes.from_name("float"),)),)
+_CARRIED_SCATTER_SIGNATURES = tuple(
+    ((t, i, t, a), (t,)) for t in (dtypes.from_name("double"),)
+    for i, a in itertools.product(dtypes.INTEGER_TYPES, repeat=2)
+)
+#: (significand bits, frexp exponent of the smallest normal) of the types carried as float64.
+_PRECISION = {"float16": (11, -13), "bfloat16": (8, -125)}
+
+
+def round_to_precision(x: np.ndarray, carried: str) -> np.ndarray:
+    """float64 ``x`` rounded once, half to even, to the values of ``carried`` (float16 or
+    bfloat16), subnormals included. Beyond the largest finite value the result is a power of
+    two that a later cast turns into +-inf; NaN, +-inf and signed zeros pass unchanged."""
+    bits, min_exp = _PRECISION[carried]
+    _, exp = np.frexp(x)
+    exp = np.maximum(exp, min_exp)  # below the normal range the spacing stays fixed
+    return np.ldexp(np.round(np.ldexp(x, bits - exp)), exp - bits)
 
 
 def bridge_ops() -> tuple[BridgeOp, ...]:
@@ -100,6 +120,8 @@ def bridge_ops() -> tuple[BridgeOp, ...]:
         BridgeOp(TOP_K, BRIDGE_DOMAIN, "TopK_i64", _top_k_signatures("int64"), (("index_element_type", "i64"),), True),
         BridgeOp(SCATTER_ELEMENTS_UPDATE, BRIDGE_DOMAIN, "ScatterElementsUpdate", _SCATTER_SIGNATURES, (), True),
         BridgeOp(ARG_MAX, BRIDGE_DOMAIN, "ArgMax", _ARG_MAX_SIGNATURES, (), True),
+        *(BridgeOp(SCATTER_ELEMENTS_UPDATE, BRIDGE_DOMAIN, f"ScatterElementsUpdate_{carried}",
+                   _CARRIED_SCATTER_SIGNATURES, (), True, carried) for carried in _PRECISION),
     )
 
 
@@ -147,6 +169,9 @@ class _Kernel:
             raise exc.with_node(node_name) from None
         if not isinstance(outputs, tuple):
             outputs = (outputs,)
+        if self.op.rounds_to is not None:
+            outputs = tuple(round_to_precision(out, self.op.rounds_to) if isinstance(out, np.ndarray)
+                            and out.dtype == np.float64 else out for out in outputs)
         checked = []
         for i, (out, dtype) in enumerate(zip(outputs, self.output_dtypes, strict=True)):
             if not isinstance(out, np.ndarray) or out.dtype != dtype:

@@ -25,6 +25,10 @@ _ATTR_KINDS = {"int": onnx.AttributeProto.INT, "string": onnx.AttributeProto.STR
 # exact (every float16/bfloat16 value is a float32 value); ScatterElementsUpdate computes in
 # float64 so that a sum or mean is rounded once, back to the original type.
 _CARRIER = {"TopK": TensorProto.FLOAT, "ScatterElementsUpdate": TensorProto.DOUBLE}
+# The default-domain opset the carrying Casts need: Cast takes bfloat16 from Cast-13 and an
+# integer ``to`` from Cast-6. ORT checks the Casts against the model's opset import.
+_CAST_OPSET = {TensorProto.FLOAT16: 6, TensorProto.BFLOAT16: 13}
+_DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
 def _load(model) -> onnx.ModelProto:
@@ -61,6 +65,8 @@ def _raw_attributes(node: onnx.NodeProto, opdef: OpDef) -> dict[str, Any]:
     kinds = {a.name: a.kind for a in opdef.attrs}
     raw = {}
     for attr in node.attribute:
+        if attr.name in raw:  # ambiguous: which one wins differs between runtimes
+            raise OpError(opdef.op_type, f"attribute {attr.name!r} appears more than once", node.name)
         kind = kinds.get(attr.name)
         if kind is not None and attr.type != _ATTR_KINDS[kind]:
             raise OpError(
@@ -112,6 +118,8 @@ def _rewrite(node: onnx.NodeProto, opdef: OpDef, types: dict[str, int]) -> list[
     attrs = opdef.parse_attributes(_raw_attributes(node, opdef), node.name)
     found = _check_input_types(node, opdef, types)
     bridge_op = _bridge_op_type(opdef, attrs)
+    if found[0] in _UNCARRIED and opdef.op_type == "ScatterElementsUpdate":
+        bridge_op = f"{bridge_op}_{_type_name(found[0])}"  # rounds the float64 result once, for the Cast back
     fixed = {"index_element_type"} if opdef.op_type == "TopK" else set()
     bridge_attrs = {k: v for k, v in attrs.items() if k not in fixed}
     inputs, outputs, before, after = list(node.input), list(node.output), [], []
@@ -145,7 +153,11 @@ def prepare_model(model) -> onnx.ModelProto:
     * carries float16 and bfloat16 around the bridge, which cannot see them (FINDINGS: they
       abort the process): ``Cast`` to float32 before TopK and back after (exact: every such
       value is a float32 value, and indices come from the original order); ``Cast`` to
-      float64 around ScatterElementsUpdate (accumulation in float64, one rounding back).
+      float64 around ScatterElementsUpdate (accumulation in float64, one rounding back: the
+      private ``ScatterElementsUpdate_float16``/``_bfloat16`` round the result to the type's
+      precision, so the ``Cast`` back is exact). Cast takes bfloat16 from opset 13: a model
+      importing an older default-domain opset gets opset 13 if no other node uses that
+      domain, and is refused otherwise.
 
     Parameters
     ----------
@@ -160,14 +172,18 @@ def prepare_model(model) -> onnx.ModelProto:
     Raises
     ------
     OpError
-        For a bad attribute, a missing input, an input type the op does not take (ncnn
-        ArgMax on anything but float32), or an unknown op in an ortops domain.
+        For a bad or repeated attribute, a missing input, an input type the op does not take
+        (ncnn ArgMax on anything but float32), an unknown op in an ortops domain, or float16/
+        bfloat16 data in a model whose default-domain opset is too old for the Cast around
+        the op and is used by other nodes.
     """
     model = _load(model)
     register_schemas()
     types = _element_types(model)
     nodes: list[onnx.NodeProto] = []
-    for node in model.graph.node:
+    carried: list[tuple[onnx.NodeProto, int]] = []  # nodes whose data is cast around the bridge
+    original = list(model.graph.node)
+    for node in original:
         opdef = find_op(node.domain, node.op_type)
         if opdef is None:
             if node.domain in (OPENVINO_DOMAIN, NCNN_DOMAIN):
@@ -175,10 +191,65 @@ def prepare_model(model) -> onnx.ModelProto:
             nodes.append(node)
             continue
         nodes.extend(_rewrite(node, opdef, types))
+        if types.get(node.input[0]) in _UNCARRIED:
+            carried.append((node, types[node.input[0]]))
     del model.graph.node[:]
     model.graph.node.extend(nodes)
+    _ensure_cast_opset(model, carried, others=any(n.domain in _DEFAULT_DOMAINS for n in original))
     if not any(o.domain == bridge.BRIDGE_DOMAIN for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid(bridge.BRIDGE_DOMAIN, SCHEMA_VERSION))
+    return model
+
+
+def _ensure_cast_opset(model: onnx.ModelProto, carried: list[tuple[onnx.NodeProto, int]], others: bool) -> None:
+    """Make the default-domain opset import new enough for the Casts around carried nodes.
+
+    A model of opset < 13 can hold bfloat16 only in our ops' inputs, and ORT rejects Cast-9 on
+    bfloat16. The import is raised only when nothing else in the model uses the default domain
+    (raising it could silently change other ops' semantics, e.g. Softmax at 13); otherwise the
+    model is refused, naming the node. ``others``: the model had default-domain nodes of its own.
+    """
+    if not carried:
+        return
+    node, elem_type = max(carried, key=lambda c: _CAST_OPSET[c[1]])
+    needed = _CAST_OPSET[elem_type]
+    imports = [o for o in model.opset_import if o.domain in _DEFAULT_DOMAINS]
+    version = max((o.version for o in imports), default=None)
+    if version is not None and version >= needed:
+        return
+    if others or model.functions:
+        raise OpError(
+            node.op_type,
+            f"input 'data' has type {_type_name(elem_type)}, which ortops carries around the bridge with Cast; "
+            f"Cast needs default-domain opset >= {needed} for it, and the model imports opset {version}",
+            node.name,
+        )
+    for o in imports:
+        model.opset_import.remove(o)
+    model.opset_import.append(helper.make_opsetid("", max(_CAST_OPSET.values())))  # enough for every Cast
+
+
+def _copy_graph_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Put an ``Identity`` between each bridge node and the graph outputs it produces.
+
+    With ``IOBinding``, a graph output may come pre-allocated (by the caller, or left bound by
+    an earlier run). When a PyOp's output shape differs from it - another k, or the empty
+    output of an error - ORT throws inside the bridge's C++ and the process aborts. Behind an
+    Identity (kept by disabling ORT's ``EliminateIdentity``) the mismatch is ORT's clean error.
+    """
+    graph_outputs = {o.name for o in model.graph.output}
+    copies = []
+    for node in model.graph.node:
+        if node.domain != bridge.BRIDGE_DOMAIN:
+            continue
+        for i, name in enumerate(node.output):
+            if name in graph_outputs:
+                node.output[i] = f"{name}/ortops_bridge_output"
+                copies.append(helper.make_node("Identity", [node.output[i]], [name], name=f"{name}/ortops_copy"))
+    if copies:
+        model.graph.node.extend(copies)
+        if not any(o.domain in _DEFAULT_DOMAINS for o in model.opset_import):
+            model.opset_import.append(helper.make_opsetid("", max(_CAST_OPSET.values())))
     return model
 
 
@@ -247,16 +318,19 @@ class InferenceSession:
 
     Notes
     -----
-    ``run`` raises :class:`OpError` when an op rejects its input, with the op type, node
-    name, bad value and valid range. The session stays usable afterwards, and errors are per
-    call and per thread: concurrent ``run`` calls on one session never see each other's.
-    Other attributes (``get_inputs``, ``get_outputs``, ...) are those of the wrapped session.
+    ``run`` (and ``run_with_ort_values``, ``run_with_iobinding``) raises :class:`OpError`
+    when an op rejects its input, with the op type, node name, bad value and valid range. The
+    session stays usable afterwards, and errors are per call and per thread: concurrent
+    ``run`` calls on one session never see each other's. Other attributes (``get_inputs``,
+    ``get_outputs``, ...) are those of the wrapped session; ``run_async`` runs ops on ORT's
+    threads, so its op errors are logged and give empty outputs, as on the raw path.
     """
 
     def __init__(self, model, sess_options=None, providers: Sequence[str] | None = None, **kwargs):
         import onnxruntime as ort
 
-        self.model = prepare_model(model)
+        self.model = _copy_graph_outputs(prepare_model(model))
+        kwargs["disabled_optimizers"] = [*kwargs.get("disabled_optimizers", ()), "EliminateIdentity"]
         self._session = ort.InferenceSession(
             self.model.SerializeToString(),
             session_options(sess_options),
@@ -266,10 +340,22 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None) -> list:
         """Run like ``onnxruntime.InferenceSession.run``; raise :class:`OpError` on an op error."""
+        return self._captured(self._session.run, output_names, input_feed, run_options)
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None) -> list:
+        """``run`` with ``onnxruntime.OrtValue`` inputs and outputs (e.g. bfloat16); OpError as ``run``."""
+        return self._captured(self._session.run_with_ort_values, output_names, input_dict_ort_values, run_options)
+
+    def run_with_iobinding(self, iobinding, run_options=None) -> None:
+        """``run`` with an ``onnxruntime.IOBinding``; OpError as ``run``."""
+        return self._captured(self._session.run_with_iobinding, iobinding, run_options)
+
+    @staticmethod
+    def _captured(run, *args):
         failure = None
         with bridge.capture_errors() as errors:
             try:
-                outputs = self._session.run(output_names, input_feed, run_options)
+                outputs = run(*args)
             except Exception as exc:  # noqa: BLE001 - re-raised below, after our own errors
                 failure = exc
         if errors:

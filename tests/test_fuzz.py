@@ -1,0 +1,505 @@
+"""Fuzzing every op through ortops.InferenceSession against ortops.reference, in a child process.
+
+Hypothesis draws attribute values (valid and not, present and absent), input dtypes, shapes
+(zero-sized ones included) and values (NaN, +-inf, -0.0, subnormals, extreme integers, huge
+or negative k, indices out of range). Every outcome must be either
+
+* the reference's answer: exact for TopK and ArgMax (the sign of a zero included), exact for
+  ScatterElementsUpdate ``none``/``min``/``max`` and integer reductions, within
+  ``ortops.conformance.compare.tolerance`` for float32/float64 ``sum``/``prod``/``mean``; or
+* an :class:`ortops.OpError` - at session creation exactly when the attributes are invalid
+  (``OpDef.parse_attributes`` refuses them), and at run time only when the reference raises
+  OpError for the same inputs.
+
+float16 runs natively; bfloat16 is fed as float32 and cast inside the graph. For both, ortops
+computes ScatterElementsUpdate in float64 and rounds once, so the expected value is the
+float64 reference rounded once to the carried type.
+
+The fuzz loop runs in a child process (this file run as a script, with RuntimeWarnings as
+errors) so that an abort cannot take pytest down; the test asserts the child's exit status is 0.
+``ORTOPS_FUZZ_SEED`` and ``ORTOPS_FUZZ_EXAMPLES`` (per op) widen the search when run by hand:
+``ORTOPS_FUZZ_SEED=7 ORTOPS_FUZZ_EXAMPLES=2000 python tests/test_fuzz.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import traceback
+from collections import Counter
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_fuzz_every_op_in_a_child_process():
+    env = {**os.environ, "ORTOPS_FUZZ_SEED": os.environ.get("ORTOPS_FUZZ_SEED", "20261121")}
+    # Floating-point warnings are errors in the child: a host that runs with -W error must not
+    # see a kernel's RuntimeWarning turn a valid call into an OpError.
+    done = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", __file__], capture_output=True, text=True,
+                          timeout=600, env=env)
+    report = done.stdout[-8000:] + "\n" + done.stderr[-8000:]
+    assert done.returncode == 0, f"child exit status {done.returncode}\n{report}"
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    # Not vacuous: each op produced plenty of results, run-time errors and load-time errors.
+    for op in ("TopK", "ScatterElementsUpdate", "ArgMax"):
+        assert summary[f"{op} result"] >= 50, summary
+        assert summary[f"{op} run-time OpError"] >= 10, summary
+        assert summary[f"{op} load-time OpError"] >= 5, summary
+
+
+# ---------------------------------------------------------------------------------------------
+# The child
+
+OMIT = "<absent>"  # an attribute left off the node
+
+
+def _strategies():
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+    from onnx import TensorProto
+
+    def biased(valid, invalid, weight=12):
+        """Mostly valid values, sometimes invalid ones."""
+        return st.sampled_from(list(valid) * weight + list(invalid))
+
+    def floats(dtype):
+        width = {np.float16: 16, np.float32: 32, np.float64: 64}[dtype]
+        info = np.finfo(dtype)
+        special = [0.0, -0.0, 1.0, -1.0, 2.0, np.nan, np.inf, -np.inf, float(info.max), float(-info.max),
+                   float(info.smallest_subnormal), float(-info.smallest_subnormal), float(info.tiny)]
+        return st.one_of(st.sampled_from(special), st.integers(-3, 3).map(float), st.floats(width=width))
+
+    def integers(dtype):
+        info = np.iinfo(dtype)
+        special = [int(info.min), int(info.max), 0, 1, int(info.max) - 1] + ([-1] if info.min < 0 else [])
+        return st.one_of(st.sampled_from(special), st.integers(max(int(info.min), -3), 3),
+                         st.integers(int(info.min), int(info.max)))
+
+    def elements(dtype):
+        dtype = np.dtype(dtype)
+        if dtype == np.bool_:
+            return st.booleans()
+        return floats(dtype.type) if dtype.kind == "f" else integers(dtype)
+
+    def array(dtype, shape, bf16=False):
+        values = hnp.arrays(np.dtype(dtype), shape, elements=elements(dtype))
+        return values.map(lambda a: _round_to_bf16(a)) if bf16 else values
+
+    def shape(min_rank, max_rank, max_dim=5):
+        dims = st.one_of(st.integers(1, max_dim), st.integers(0, max_dim))
+        return st.integers(min_rank, max_rank).flatmap(lambda r: st.tuples(*[dims] * r))
+
+    def scalar_of(dtype, value_strategy):
+        """(array of an integer dtype holding the drawn value, shape () or (1,) - rarely (2,))."""
+        info = np.iinfo(dtype)
+
+        def build(drawn):
+            value, form = drawn
+            value = min(max(value, int(info.min)), int(info.max))
+            if form == 0:
+                return np.array(value, dtype)
+            return np.array([value] * form, dtype)
+
+        return st.tuples(value_strategy, st.sampled_from([0, 1, 1, 1, 2])).map(build)
+
+    return st, TensorProto, biased, array, shape, scalar_of, integers
+
+
+def _round_to_bf16(a):
+    """float32 values rounded to bfloat16's (8 significant bits), beyond its range to +-inf."""
+    sys.path.insert(0, HERE)
+    from test_robustness import _round_to_bits
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _round_to_bits(a.astype(np.float64), 8).astype(np.float32)
+
+
+def _big_values(seed, dtype, shape, bf16=False):
+    """A larger array than hypothesis draws quickly: random, tie-heavy or full of specials."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    style = seed % 3
+    if dtype == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype.kind == "f":
+        if style == 0:
+            values = rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4)
+        elif style == 1:
+            values = rng.integers(-2, 3, shape).astype(np.float64)
+        else:
+            values = rng.choice(np.array([0.0, -0.0, 1.0, np.nan, np.inf, -np.inf, 2.5]), shape)
+        with np.errstate(over="ignore"):
+            values = values.astype(dtype)
+        return _round_to_bf16(values) if bf16 else values
+    info = np.iinfo(dtype)
+    if style == 1:
+        return rng.integers(0, 3, shape).astype(dtype)
+    values = rng.integers(int(info.min), int(info.max), shape, dtype=dtype, endpoint=True)
+    if style == 2:
+        values.reshape(-1)[:: 7] = info.max
+    return values
+
+
+class Fuzz:
+    """Runs cases, caches sessions by model bytes, and records outcomes."""
+
+    def __init__(self):
+        sys.path.insert(0, HERE)
+        import test_robustness as robustness
+
+        self.robustness = robustness
+        self.sessions: dict[bytes, object] = {}
+        self.stats: Counter = Counter()
+
+    def session(self, model):
+        """(session, None) or (None, OpError) for a model; cached."""
+        import onnxruntime as ort
+
+        import ortops
+
+        key = model.SerializeToString()
+        if key not in self.sessions:
+            options = ort.SessionOptions()
+            options.log_severity_level = 3
+            try:
+                self.sessions[key] = (ortops.InferenceSession(key, options), None)
+            except ortops.OpError as exc:
+                self.sessions[key] = (None, exc)
+        return self.sessions[key]
+
+    def check(self, op, opdef, attrs, model, feeds, reference, compare):
+        """Load ``model``; for each feed compare ortops with ``reference(feed)``."""
+        import ortops
+
+        try:
+            opdef.parse_attributes(attrs, "fuzz")
+            attrs_error = None
+        except ortops.OpError as exc:
+            attrs_error = exc
+        session, load_error = self.session(model)
+        if attrs_error is not None or load_error is not None:
+            assert attrs_error is not None and load_error is not None, (
+                f"{op} attributes {attrs}: parse_attributes says {attrs_error!r}, session creation says "
+                f"{load_error!r}")
+            self.stats[f"{op} load-time OpError"] += 1
+            return
+        for feed in feeds:
+            try:
+                want, want_error = reference(feed), None
+            except ortops.OpError as exc:
+                want, want_error = None, exc
+            try:
+                got, got_error = session.run(None, feed), None
+            except ortops.OpError as exc:
+                got, got_error = None, exc
+            where = f"{op} attributes {attrs}, feed { {n: _describe(v) for n, v in feed.items()} }"
+            if got_error is not None or want_error is not None:
+                assert got_error is not None and want_error is not None, (
+                    f"{where}: ortops raised {got_error!r}, the reference raised {want_error!r}")
+                self.stats[f"{op} run-time OpError"] += 1
+                continue
+            assert len(got) == len(want), where
+            for i, (g, w) in enumerate(zip(got, want)):
+                problem = compare(i, g, w)
+                assert problem is None, f"{where}: output {i}: {problem}\n got {g!r}\nwant {w!r}"
+            self.stats[f"{op} result"] += 1
+
+
+def _describe(v):
+    v = np.asarray(v)
+    if v.size <= 64:
+        return f"np.array({v.tolist()!r}, np.{v.dtype})"
+    return f"{v.dtype}{v.shape}"
+
+
+def _exact(g, w):
+    g, w = np.asarray(g), np.asarray(w)
+    if g.dtype != w.dtype or g.shape != w.shape:
+        return f"dtype/shape {g.dtype}{g.shape} vs {w.dtype}{w.shape}"
+    if not np.array_equal(g, w, equal_nan=g.dtype.kind == "f"):
+        return "values differ"
+    zeros = (g == 0) & (w == 0) if g.dtype.kind == "f" else None
+    if zeros is not None and not np.array_equal(np.signbit(g[zeros]), np.signbit(w[zeros])):
+        return "signs of zeros differ"  # (a NaN's sign bit means nothing)
+    return None
+
+
+def _close(dtype):
+    from ortops.conformance.compare import tolerance
+
+    rtol, atol = tolerance(dtype)
+
+    def compare(i, g, w):
+        if g.dtype != w.dtype or g.shape != w.shape:
+            return f"dtype/shape {g.dtype}{g.shape} vs {w.dtype}{w.shape}"
+        with np.errstate(invalid="ignore", over="ignore"):
+            ok = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True) | (g == w)
+        return None if ok.all() else f"not within rtol={rtol}, atol={atol}"
+
+    return compare
+
+
+def fuzz_top_k(fuzz, examples, seed):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as with_seed
+
+    from ortops import reference
+    from ortops.opdefs import TOP_K
+
+    st, TensorProto, biased, array, shape, scalar_of, integers = _strategies()
+    rb = fuzz.robustness
+    data_types = [np.float32, np.float64, np.float16, "bfloat16", np.int8, np.int16, np.int32, np.int64,
+                  np.uint8, np.uint16, np.uint32, np.uint64]
+    k_types = [np.int64, np.int32, np.uint64, np.int8]
+
+    @st.composite
+    def case(draw):
+        dtype = draw(st.sampled_from(data_types))
+        bf16 = dtype == "bfloat16"
+        np_dtype = np.dtype(np.float32 if bf16 else dtype)
+        k_dtype = np.dtype(draw(st.sampled_from(k_types)))
+        attrs = {
+            "axis": draw(biased(range(-3, 3), [OMIT, 2**40])),
+            "mode": draw(biased(["max", "min"], ["largest", "", OMIT])),
+            "sort": draw(biased(["value", "index", "none"], ["asc", OMIT])),
+            "stable": draw(biased([0, 1], [2, OMIT])),
+            "index_element_type": draw(biased(["i32", "i64"], ["i16", OMIT], 4)),
+        }
+        attrs = {n: v for n, v in attrs.items() if v is not OMIT}
+        axis = attrs.get("axis", -1)
+        fitting_rank = axis + 1 if 0 <= axis < 4 else min(max(-axis, 1), 4)
+        feeds = []
+        for _ in range(draw(st.integers(1, 3))):
+            if draw(st.integers(0, 9)) == 0:  # a larger tensor, valid k
+                rank = max(fitting_rank, 2)
+                big_shape = [draw(st.integers(1, 3)) for _ in range(rank)]
+                big_shape[axis if 0 <= axis < rank else -1] = draw(st.integers(1000, 5000))
+                data = _big_values(draw(st.integers(0, 2**32 - 1)), np_dtype, tuple(big_shape), bf16)
+                dim = data.shape[axis if 0 <= axis < rank else -1]
+                k = draw(st.integers(1, min(dim, int(np.iinfo(k_dtype).max))))
+                feeds.append({"data": data, "k": np.array([k], k_dtype)})
+                continue
+            hostile = draw(st.integers(0, 3)) == 0  # else a valid k and a rank that fits the axis
+            rank = draw(st.integers(1, 4) if hostile else st.integers(fitting_rank, 4))
+            data = draw(array(np_dtype, shape(rank, rank), bf16))
+            dim = data.shape[axis] if -rank <= axis < rank else 1
+            if hostile or dim == 0:
+                k_values = st.one_of(st.integers(-1, max(data.shape) + 1), integers(k_dtype))
+                k = draw(scalar_of(k_dtype, k_values))
+            else:
+                k = np.array([draw(st.integers(1, dim))], k_dtype)
+            feeds.append({"data": data, "k": k})
+        return dtype, k_dtype, attrs, feeds
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @with_seed(seed)
+    @given(case())
+    def run(drawn):
+        dtype, k_dtype, attrs, feeds = drawn
+        from ortops import dtypes
+
+        onnx_data = TensorProto.BFLOAT16 if dtype == "bfloat16" else dtypes.from_numpy(dtype).onnx
+        index_type = TensorProto.INT64 if attrs.get("index_element_type") == "i64" else TensorProto.INT32
+        full = {"axis": OMIT, "mode": OMIT, "sort": OMIT, "stable": OMIT, "index_element_type": OMIT, **attrs}
+        model = rb._model("TopK", "ortops.openvino", [("data", onnx_data, None),
+                                                      ("k", dtypes.from_numpy(k_dtype).onnx, None)],
+                          [("values", onnx_data, None), ("indices", index_type, None)],
+                          {n: v for n, v in full.items() if v is not OMIT}, name="top_k")
+        if dtype == "bfloat16":
+            model = rb._cast_around(model, ["data"], ["values"], TensorProto.BFLOAT16)
+
+        def ref(feed):
+            data = feed["data"].astype(np.float32) if feed["data"].dtype == np.float16 else feed["data"]
+            result = reference.top_k(data, feed["k"], **_top_k_keywords(attrs))
+            return [result.values.astype(feed["data"].dtype), result.indices]
+
+        fuzz.check("TopK", TOP_K, attrs, model, feeds, ref, lambda i, g, w: _exact(g, w))
+
+    run()
+
+
+def _top_k_keywords(attrs):
+    """The reference's keywords; absent required attributes become values it refuses too."""
+    keywords = {"axis": attrs.get("axis", ""), "mode": attrs.get("mode", ""), "sort": attrs.get("sort", "")}
+    for name in ("stable", "index_element_type"):
+        if name in attrs:
+            keywords[name] = attrs[name]
+    return keywords
+
+
+def fuzz_scatter(fuzz, examples, seed):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as with_seed
+
+    from ortops import reference
+    from ortops.opdefs import SCATTER_ELEMENTS_UPDATE
+
+    st, TensorProto, biased, array, shape, scalar_of, integers = _strategies()
+    rb = fuzz.robustness
+    data_types = [np.float32, np.float64, np.float16, "bfloat16", np.bool_, np.int8, np.int16, np.int32, np.int64,
+                  np.uint8, np.uint16, np.uint32, np.uint64]
+    index_types = [np.int64, np.int32, np.uint64, np.int8, np.uint8]
+    axis_types = [np.int64, np.int32, np.uint64, np.int8]
+
+    @st.composite
+    def case(draw):
+        dtype = draw(st.sampled_from(data_types))
+        bf16 = dtype == "bfloat16"
+        np_dtype = np.dtype(np.float32 if bf16 else dtype)
+        index_dtype = np.dtype(draw(st.sampled_from(index_types)))
+        axis_dtype = np.dtype(draw(st.sampled_from(axis_types)))
+        attrs = {
+            "reduction": draw(biased(["none", "sum", "prod", "min", "max", "mean"], ["avg", OMIT], 3)),
+            "use_init_val": draw(biased([0, 1], [2, OMIT], 6)),
+        }
+        attrs = {n: v for n, v in attrs.items() if v is not OMIT}
+        feeds = []
+        for _ in range(draw(st.integers(1, 3))):
+            if draw(st.integers(0, 9)) == 0:  # larger tensors, many duplicates, valid
+                big_seed = draw(st.integers(0, 2**32 - 1))
+                rng = np.random.default_rng(big_seed)
+                n, width = int(rng.integers(50, 500)), int(rng.integers(1, 4))
+                updates_count = int(rng.integers(1, 3000 // width))
+                low = -n if index_dtype.kind == "i" else 0
+                feeds.append({
+                    "data": _big_values(big_seed, np_dtype, (n, width), bf16),
+                    "indices": rng.integers(low, n, (updates_count, width)).astype(index_dtype),
+                    "updates": _big_values(big_seed + 1, np_dtype, (updates_count, width), bf16),
+                    "axis": np.array(0, axis_dtype),
+                })
+                continue
+            hostile = draw(st.integers(0, 3)) == 0  # else a valid axis, valid indices, matching updates
+            data = draw(array(np_dtype, shape(1, 3, 4), bf16))
+            rank = data.ndim
+            if hostile:
+                axis_values = st.one_of(st.integers(-rank, rank - 1), st.integers(-rank - 1, rank),
+                                        integers(axis_dtype))
+                axis = draw(scalar_of(axis_dtype, axis_values))
+            else:
+                low = -rank if axis_dtype.kind == "i" else 0
+                axis = np.array(draw(st.integers(low, rank - 1)), axis_dtype)
+            a = int(axis.reshape(-1)[0]) if axis.size else 0
+            a = a + rank if -rank <= a < 0 else a
+            index_shape = []
+            for d, n in enumerate(data.shape):
+                if d == a:
+                    index_shape.append(draw(st.integers(0, 5)))
+                else:
+                    index_shape.append(draw(st.sampled_from([n] * 3 + list(range(n + 1)) + [n + 1] * hostile)))
+            dim = data.shape[a] if 0 <= a < rank else 3
+            low = -dim if index_dtype.kind == "i" else 0
+            index_values = st.integers(low, dim - 1) if dim else st.just(0)
+            if hostile:
+                below = low - 1 if index_dtype.kind == "i" else 0
+                index_values = st.one_of(index_values, st.integers(below, dim), integers(index_dtype))
+            from hypothesis.extra import numpy as hnp
+
+            indices = draw(hnp.arrays(index_dtype, tuple(index_shape), elements=index_values))
+            mismatch = hostile and draw(st.booleans())
+            update_shape = tuple(n + mismatch for n in index_shape)
+            updates = draw(array(np_dtype, update_shape, bf16))
+            feeds.append({"data": data, "indices": indices, "updates": updates, "axis": axis})
+        return dtype, index_dtype, axis_dtype, attrs, feeds
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @with_seed(seed)
+    @given(case())
+    def run(drawn):
+        dtype, index_dtype, axis_dtype, attrs, feeds = drawn
+        from ortops import dtypes
+
+        onnx_data = TensorProto.BFLOAT16 if dtype == "bfloat16" else dtypes.from_numpy(dtype).onnx
+        model = rb._model("ScatterElementsUpdate", "ortops.openvino",
+                          [("data", onnx_data, None), ("indices", dtypes.from_numpy(index_dtype).onnx, None),
+                           ("updates", onnx_data, None), ("axis", dtypes.from_numpy(axis_dtype).onnx, None)],
+                          [("output", onnx_data, None)], attrs, name="scatter")
+        if dtype == "bfloat16":
+            model = rb._cast_around(model, ["data", "updates"], ["output"], TensorProto.BFLOAT16)
+        reduction = attrs.get("reduction", "none")
+        carried = dtype in (np.float16, "bfloat16")
+
+        def ref(feed):
+            data, updates = feed["data"], feed["updates"]
+            if carried:
+                data, updates = data.astype(np.float64), updates.astype(np.float64)
+            out = reference.scatter_elements_update(data, feed["indices"], updates, feed["axis"], **attrs)
+            if dtype == np.float16:
+                with np.errstate(over="ignore"):
+                    out = out.astype(np.float16)  # NumPy rounds float64 -> float16 once, correctly
+            elif dtype == "bfloat16":
+                out = _round_to_bf16(out)
+            return [out]
+
+        accumulates = np.dtype(np.float32 if carried else dtype).kind == "f" and reduction in ("sum", "prod", "mean")
+        compare = _close(dtype) if accumulates and not carried else (lambda i, g, w: _exact(g, w))
+        fuzz.check("ScatterElementsUpdate", SCATTER_ELEMENTS_UPDATE, attrs, model, feeds, ref, compare)
+
+    run()
+
+
+def fuzz_arg_max(fuzz, examples, seed):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as with_seed
+
+    from ortops import reference
+    from ortops.opdefs import ARG_MAX
+
+    st, TensorProto, biased, array, shape, _, _ = _strategies()
+    rb = fuzz.robustness
+
+    @st.composite
+    def case(draw):
+        attrs = {
+            "out_max_val": draw(biased([0, 1], [2, -1, OMIT])),
+            "topk": draw(biased([1, 1, 2, 3, 5, 8, 30], [0, -1, 2**40, OMIT])),
+        }
+        attrs = {n: v for n, v in attrs.items() if v is not OMIT}
+        feeds = []
+        for _ in range(draw(st.integers(1, 3))):
+            if draw(st.integers(0, 9)) == 0:  # past the kernel's block-maxima threshold
+                size = 2 * draw(st.integers(1025, 20000))  # even, for the (2, -1) view
+                data = _big_values(draw(st.integers(0, 2**32 - 1)), np.float32, (size,))
+                feeds.append({"data": data.reshape(draw(st.sampled_from([(-1,), (2, -1), (1, 1, -1)])))})
+            else:
+                feeds.append({"data": draw(array(np.float32, shape(0, 4)))})
+        return attrs, feeds
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @with_seed(seed)
+    @given(case())
+    def run(drawn):
+        attrs, feeds = drawn
+        model = rb._model("ArgMax", "ortops.ncnn", [("data", TensorProto.FLOAT, None)],
+                          [("output", TensorProto.FLOAT, None)], attrs, name="arg_max")
+        fuzz.check("ArgMax", ARG_MAX, attrs, model, feeds, lambda feed: [reference.arg_max(feed["data"], **attrs)],
+                   lambda i, g, w: _exact(g, w))
+
+    run()
+
+
+def main() -> int:
+    seed = int(os.environ.get("ORTOPS_FUZZ_SEED", "20261121"))
+    examples = int(os.environ.get("ORTOPS_FUZZ_EXAMPLES", "150"))
+    fuzz = Fuzz()
+    failures = []
+    for name, run in (("TopK", fuzz_top_k), ("ScatterElementsUpdate", fuzz_scatter), ("ArgMax", fuzz_arg_max)):
+        print(f"fuzzing {name}: {examples} examples, seed {seed}", flush=True)
+        try:
+            run(fuzz, examples, seed)
+        except Exception as exc:  # noqa: BLE001 - hypothesis re-raises the shrunk failing example
+            traceback.print_exc()
+            failures.append(f"{name}: {type(exc).__name__}: {exc}")
+    for failure in failures:
+        print("FAIL", failure[:3000], flush=True)
+    fuzz.stats["sessions"] = len(fuzz.sessions)
+    fuzz.stats["failures"] = len(failures)
+    print(json.dumps(dict(fuzz.stats)), flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
