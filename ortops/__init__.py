@@ -9,9 +9,10 @@ Importing ortops registers nothing and imports neither onnxruntime nor openvino;
 """
 
 from . import builder, reference
-from .bridge import register
+from .bridge import capture_errors, register
 from .errors import OpError
 from .session import InferenceSession, prepare_model, session_options
 
-__all__ = ["InferenceSession", "OpError", "builder", "prepare_model", "reference", "register", "session_options"]
+__all__ = ["InferenceSession", "OpError", "builder", "capture_errors", "prepare_model", "reference", "register",
+           "session_options"]
 __version__ = "0.1.0"
