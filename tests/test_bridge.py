@@ -143,3 +143,14 @@ def test_hook_turns_a_kernel_bug_into_an_error_not_an_abort(monkeypatch):
         packed = bridge._hook(kernel_id, [np.ones(3, np.float32)], {"out_max_val": "0", "topk": "1"})
     assert packed[0] == kernel_id and packed[2].shape == (0,)
     assert "ZeroDivisionError" in str(errors[0])
+
+
+def test_raw_path_errors_can_be_captured_per_call(caplog):
+    model = builder.top_k_model(TensorProto.FLOAT, 1, axis=0, mode="max", sort="value")
+    session = ort.InferenceSession(model.SerializeToString(), ortops.session_options())
+    with caplog.at_level(logging.ERROR, logger="ortops"):
+        with ortops.capture_errors() as errors:
+            values, _ = session.run(None, {"data": np.ones(3, np.float32), "k": np.array([4])})
+    assert values.shape == (0,)
+    assert len(errors) == 1 and isinstance(errors[0], ortops.OpError) and "k=4" in str(errors[0])
+    assert not caplog.records  # captured, not logged
