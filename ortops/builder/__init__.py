@@ -2,7 +2,11 @@
 
 Never imports onnxruntime. One module per op (:mod:`.top_k`, :mod:`.scatter_elements_update`,
 :mod:`.arg_max`); :mod:`.common` assembles and checks models; :mod:`.schemas` registers the
-ONNX schemas of our domains.
+ONNX schemas of our domains; :mod:`.examples` lists the models kept in ``models/``.
+
+The node builders share their names with their modules (``top_k``, ``arg_max``, ...), so
+``ortops.builder.top_k`` is the function; import a module as ``ortops.builder.top_k`` only
+through ``importlib`` or ``from ortops.builder.top_k import ...``.
 """
 
 from .arg_max import (
@@ -14,13 +18,26 @@ from .arg_max import (
     onnx_arg_max_equivalent_model,
 )
 from .common import IR_VERSION, custom_node, dims, make_model
-from .scatter_elements_update import scatter_elements_update
+from .scatter_elements_update import (
+    COMPOSITION_OPSET,
+    ONNX_REDUCTION,
+    SCATTER_ELEMENTS_REDUCTIONS,
+    SCATTER_ELEMENTS_VERSIONS,
+    onnx_scatter_elements,
+    onnx_scatter_elements_model,
+    scatter_elements_update,
+    scatter_elements_update_model,
+    scatter_elements_update_side_by_side,
+    scatter_mean_composition,
+)
 from .schemas import SCHEMA_VERSION, register_schemas
 from .top_k import TOP_K_VERSIONS, onnx_top_k, onnx_top_k_model, top_k, top_k_model, top_k_side_by_side
 
 __all__ = [
-    "ARG_MAX_OPSET", "arg_max_model", "arg_max_side_by_side", "onnx_arg_max_equivalent",
-    "onnx_arg_max_equivalent_model",
-    "IR_VERSION", "SCHEMA_VERSION", "TOP_K_VERSIONS", "arg_max", "custom_node", "dims", "make_model", "onnx_top_k",
-    "onnx_top_k_model", "register_schemas", "scatter_elements_update", "top_k", "top_k_model", "top_k_side_by_side",
+    "ARG_MAX_OPSET", "COMPOSITION_OPSET", "IR_VERSION", "ONNX_REDUCTION", "SCATTER_ELEMENTS_REDUCTIONS",
+    "SCATTER_ELEMENTS_VERSIONS", "SCHEMA_VERSION", "TOP_K_VERSIONS",
+    "arg_max", "arg_max_model", "arg_max_side_by_side", "custom_node", "dims", "make_model", "onnx_arg_max_equivalent",
+    "onnx_arg_max_equivalent_model", "onnx_scatter_elements", "onnx_scatter_elements_model", "onnx_top_k",
+    "onnx_top_k_model", "register_schemas", "scatter_elements_update", "scatter_elements_update_model",
+    "scatter_elements_update_side_by_side", "scatter_mean_composition", "top_k", "top_k_model", "top_k_side_by_side",
 ]

@@ -14,6 +14,12 @@ from typing import Callable, NamedTuple
 import onnx
 from onnx import TensorProto
 
+from .arg_max import arg_max_model, arg_max_side_by_side
+from .scatter_elements_update import (
+    scatter_elements_update_model,
+    scatter_elements_update_side_by_side,
+    scatter_mean_composition,
+)
 from .top_k import TOP_K_VERSIONS, top_k_model, top_k_side_by_side
 
 __all__ = ["Example", "EXAMPLES", "build_all", "manifest"]
@@ -38,6 +44,21 @@ EXAMPLES: list[Example] = [
                                                        sort="value", stable=1, index_element_type="i64")))
         for v in TOP_K_VERSIONS
     ],
+    Example("scatter_elements_update_mean.onnx",
+            "ortops.openvino::ScatterElementsUpdate, float32 [N, M], reduction=mean, use_init_val=0 (torch's "
+            "scatter_reduce mean with include_self=False)",
+            lambda: scatter_elements_update_model(TensorProto.FLOAT, 2, reduction="mean", use_init_val=0)),
+    Example("scatter_elements_update_side_by_side_onnx18.onnx",
+            "one set of inputs feeding ortops ScatterElementsUpdate sum and ScatterElements-18 add, axis 0",
+            lambda: scatter_elements_update_side_by_side(18, TensorProto.FLOAT, 2, axis=0, reduction="sum")),
+    Example("scatter_mean_composition_onnx18.onnx",
+            "the standard-op composition an ONNX exporter must emit for an integer mean (floor), axis 0",
+            lambda: scatter_mean_composition(TensorProto.INT32, 2, axis=0, reduction="mean", use_init_val=1)),
+    Example("arg_max_ncnn.onnx", "ortops.ncnn::ArgMax on float32 [N, C, H, W], out_max_val=1, topk=5",
+            lambda: arg_max_model(4, out_max_val=1, topk=5)),
+    Example("arg_max_side_by_side_onnx.onnx",
+            "one input feeding ortops ncnn ArgMax topk=1 and Reshape(-1) + ArgMax(select_last_index=1)",
+            lambda: arg_max_side_by_side(2, out_max_val=0, topk=1)),
 ]
 
 
