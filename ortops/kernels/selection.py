@@ -30,34 +30,42 @@ __all__ = ["top_k_indices"]
 
 # The types ORT 1.31's CPU TopK-11 implements (uint16, uint32 and uint64 are NOT_IMPLEMENTED).
 _NATIVE = {np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8, np.int16, np.int32, np.int64)}
-_sessions: dict[tuple[int, int, int], object] = {}
+_sessions: dict[tuple[int, int, int, bool], object] = {}
 _sessions_lock = threading.Lock()
 
 
-def _session(elem_type: int, largest: int, rank: int):
-    key = (elem_type, largest, rank)
+def _session(elem_type: int, largest: int, rank: int, by_index: bool = False):
+    key = (elem_type, largest, rank, by_index)
     session = _sessions.get(key)
     if session is None:
         with _sessions_lock:
             session = _sessions.get(key)
             if session is None:
-                session = _sessions[key] = _make_session(elem_type, largest, rank)
+                session = _sessions[key] = _make_session(elem_type, largest, rank, by_index)
     return session
 
 
-def _make_session(elem_type: int, largest: int, rank: int):
+def _make_session(elem_type: int, largest: int, rank: int, by_index: bool):
     """TopK-11 along axis 1 of a rank-2 [outer, dim] or rank-3 [outer, dim, inner] tensor.
 
     Rank 2 keeps the selection axis innermost, where ORT's TopK takes its fast path (about
-    2x faster than the same data viewed as [outer, dim, 1]).
+    2x faster than the same data viewed as [outer, dim, 1]). With ``by_index`` the selected
+    elements are re-ordered by ascending index in the same run: a second TopK (smallest) on
+    the k indices, and GatherElements of the values.
     """
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=1, largest=largest, sorted=1)
+    nodes = [helper.make_node("TopK", ["x", "k"], ["by_value", "by_value_indices"], axis=1, largest=largest, sorted=1)]
+    if by_index:
+        nodes += [helper.make_node("TopK", ["by_value_indices", "k"], ["indices", "order"], axis=1, largest=0, sorted=1),
+                  helper.make_node("GatherElements", ["by_value", "order"], ["values"], axis=1)]
+    else:
+        nodes += [helper.make_node("Identity", ["by_value"], ["values"]),
+                  helper.make_node("Identity", ["by_value_indices"], ["indices"])]
     dims = [None] * rank
     graph = helper.make_graph(
-        [node],
+        nodes,
         "ortops_selection",
         [
             helper.make_tensor_value_info("x", elem_type, dims),
@@ -115,11 +123,13 @@ def _pool() -> ThreadPoolExecutor:
     return _pool_instance
 
 
-def top_k_indices(x: np.ndarray, k: int, axis: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
+def top_k_indices(x: np.ndarray, k: int, axis: int, largest: bool,
+                  by_index: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Values and int64 indices of the k largest (or smallest) along ``axis``, stably sorted.
 
     ``x`` is any numeric array with ``1 <= k <= x.shape[axis]`` (checked by the caller).
-    Among equal values the lower index comes first; NaN is above +inf.
+    Among equal values the lower index comes first; NaN is above +inf. With ``by_index`` the
+    same k elements come in ascending index order.
     """
     shape = x.shape
     outer = math.prod(shape[:axis])
@@ -130,33 +140,33 @@ def top_k_indices(x: np.ndarray, k: int, axis: int, largest: bool) -> tuple[np.n
     layout = (outer, shape[axis]) if inner == 1 else (outer, shape[axis], inner)
     x3 = np.ascontiguousarray(x).reshape(layout)
     select = _select_float if x.dtype.kind == "f" else _select_integer
-    values, indices = select(x3, np.array([k], np.int64), int(largest))
+    values, indices = select(x3, np.array([k], np.int64), int(largest), by_index)
     return values.reshape(out_shape), indices.reshape(out_shape)
 
 
-def _run(x: np.ndarray, k: np.ndarray, largest: int) -> list[np.ndarray]:
-    session = _session(dtypes.from_numpy(x.dtype).onnx, largest, x.ndim)
+def _run(x: np.ndarray, k: np.ndarray, largest: int, by_index: bool) -> list[np.ndarray]:
+    session = _session(dtypes.from_numpy(x.dtype).onnx, largest, x.ndim, by_index)
     return session.run(None, {"x": x, "k": k})
 
 
-def _select_float(x: np.ndarray, k: np.ndarray, largest: int) -> tuple[np.ndarray, np.ndarray]:
+def _select_float(x: np.ndarray, k: np.ndarray, largest: int, by_index: bool) -> tuple[np.ndarray, np.ndarray]:
     if x.size >= OVERLAP_SIZE:  # look for NaN on the other core while ORT selects
         nan_check = _pool().submit(_has_nan, x)
-        values, indices = _run(x, k, largest)
+        values, indices = _run(x, k, largest, by_index)
         has_nan = nan_check.result()
     else:
         has_nan = _has_nan(x)
         if not has_nan:
-            values, indices = _run(x, k, largest)
+            values, indices = _run(x, k, largest, by_index)
     if not has_nan:
         return values, indices
-    _, indices = _run(_float_keys(x), k, largest)  # ORT's comparator is undefined with NaN
+    _, indices = _run(_float_keys(x), k, largest, by_index)  # ORT's comparator is undefined with NaN
     return np.take_along_axis(x, indices, axis=1), indices
 
 
-def _select_integer(x: np.ndarray, k: np.ndarray, largest: int) -> tuple[np.ndarray, np.ndarray]:
+def _select_integer(x: np.ndarray, k: np.ndarray, largest: int, by_index: bool) -> tuple[np.ndarray, np.ndarray]:
     comparable, mapped = _comparable(x)
-    values, indices = _run(comparable, k, largest)
+    values, indices = _run(comparable, k, largest, by_index)
     if mapped:
         values = np.take_along_axis(x, indices, axis=1)
     return values, indices

@@ -19,9 +19,5 @@ def top_k(data, k, *, axis, mode, sort, stable=0, index_element_type="i32"):
     one of the answers the spec allows for ``stable=0`` and ``sort="none"``.
     """
     axis, k = check_top_k(data, k, axis=axis, index_element_type=index_element_type)
-    values, indices = top_k_indices(data, k, axis, largest=mode == "max")
-    if sort == "index":
-        order = np.argsort(indices, axis=axis, kind="stable")
-        indices = np.take_along_axis(indices, order, axis=axis)
-        values = np.take_along_axis(values, order, axis=axis)
+    values, indices = top_k_indices(data, k, axis, largest=mode == "max", by_index=sort == "index")
     return values, indices.astype(_INDEX_DTYPES[index_element_type], copy=False)
