@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ortops
 from ortops import kernels, reference
+from ortops.kernels import selection
 from conftest import brute_top_k
 
 DTYPES = [np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
@@ -43,9 +44,20 @@ def _same(a, b):
     assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
 
 
-@settings(max_examples=300, deadline=None)
-@given(top_k_cases())
-def test_kernel_equals_reference(case):
+@pytest.fixture(params=["default", "chunked"])
+def selection_path(request, monkeypatch):
+    """Run a test as is, and with every single long slice cut into chunks (tiny CHUNK_MIN)."""
+    if request.param == "chunked":
+        monkeypatch.setattr(selection, "CHUNK_MIN", 4)
+    return request.param
+
+
+_FIXTURE_OK = [HealthCheck.function_scoped_fixture]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=_FIXTURE_OK)
+@given(case=top_k_cases())
+def test_kernel_equals_reference(selection_path, case):
     data, k, attrs = case
     got = kernels.top_k(data, k, **attrs)
     want = reference.top_k(data, k, **attrs)
@@ -53,9 +65,9 @@ def test_kernel_equals_reference(case):
     _same(got[1], want.indices)
 
 
-@settings(max_examples=150, deadline=None)
-@given(top_k_cases())
-def test_kernel_equals_brute_force_on_every_slice(case):
+@settings(max_examples=150, deadline=None, suppress_health_check=_FIXTURE_OK)
+@given(case=top_k_cases())
+def test_kernel_equals_brute_force_on_every_slice(selection_path, case):
     data, k, attrs = case
     values, indices = kernels.top_k(data, k, **attrs)
     k = int(np.asarray(k).reshape(()))
@@ -116,16 +128,25 @@ def test_zero_sized_other_dimension_gives_an_empty_result():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_large_inputs_with_nan_take_the_overlapped_check(dtype):
-    from ortops.kernels import selection
-
+def test_large_tie_heavy_inputs_with_nan(dtype):
     rng = np.random.default_rng(3)
     data = rng.integers(0, 50, size=(64, 32000)).astype(dtype)  # tie-heavy
     data[5, [7, 900]] = np.nan
     data[6, 3] = -np.inf
-    assert data.size >= selection.OVERLAP_SIZE
     for mode in ("max", "min"):
         got = kernels.top_k(data, np.array(60), axis=1, mode=mode, sort="value", stable=1)
         want = reference.top_k(data, np.array(60), axis=1, mode=mode, sort="value", stable=1)
         _same(got[1], want.indices)
         _same(got[0], want.values)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint64])
+@pytest.mark.parametrize("sort", ["value", "index"])
+def test_one_long_slice_is_chunked_exactly(dtype, sort):
+    rng = np.random.default_rng(8)
+    data = rng.integers(0, 300, size=(1, selection.CHUNK_MIN * 2 + 1)).astype(dtype)  # ties across chunks, a tail
+    for mode in ("max", "min"):
+        got = kernels.top_k(data, np.array(500), axis=1, mode=mode, sort=sort, stable=1, index_element_type="i64")
+        want = reference.top_k(data, np.array(500), axis=1, mode=mode, sort=sort, stable=1, index_element_type="i64")
+        _same(got[0], want.values)
+        _same(got[1], want.indices)
