@@ -49,6 +49,7 @@ from ..builder.scatter_elements_update import (
     scatter_mean_composition,
 )
 from ..errors import OpError
+from ..reference.scatter_elements_update import reduction_identity
 from .cases import Case, Check
 from .compare import describe_difference, has_nan, same, tolerance
 from .onnx_vectors import onnx_vectors
@@ -177,17 +178,6 @@ def _counts(case: Case) -> np.ndarray:
 # ----------------------------------------------------------------------------- simulations of ORT
 
 
-def _identity(reduction: str, dtype: np.dtype):
-    if reduction in ("sum", "mean"):
-        return 0
-    if reduction == "prod":
-        return 1
-    if dtype.kind == "f":
-        return np.inf if reduction == "min" else -np.inf
-    info = np.iinfo(dtype)
-    return info.max if reduction == "min" else info.min
-
-
 def _simulate_ort(case: Case) -> np.ndarray:
     """What ORT's ScatterElements (and the composition) compute: update by update, in the
     element type, with ``a < b ? a : b`` min and ``a > b ? a : b`` max; mean as sum / count."""
@@ -198,7 +188,7 @@ def _simulate_ort(case: Case) -> np.ndarray:
     touched = np.zeros(acc.size, bool)
     touched[targets] = True
     if not use_init_val:
-        acc[touched] = _identity(reduction, data.dtype)
+        acc[touched] = reduction_identity(reduction, data.dtype)
     with np.errstate(all="ignore"):
         if reduction in ("min", "max"):
             for target, value in zip(targets.tolist(), values.tolist()):

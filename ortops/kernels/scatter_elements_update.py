@@ -38,6 +38,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..checks import check_scatter_elements_update
+from ..reference.scatter_elements_update import reduction_identity
 
 __all__ = ["scatter_elements_update", "CHUNK"]
 
@@ -154,17 +155,6 @@ def _offsets(ishape, strides, axis) -> np.ndarray | None:
     return None if total is None else total.reshape(-1)
 
 
-def _identity(reduction: str, dtype: np.dtype):
-    if reduction in ("sum", "mean"):
-        return 0
-    if reduction == "prod":
-        return 1
-    if dtype.kind == "f":
-        return np.inf if reduction == "min" else -np.inf
-    info = np.iinfo(dtype)
-    return info.max if reduction == "min" else info.min
-
-
 _UFUNCS = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}
 
 
@@ -187,7 +177,7 @@ def _fold(flat_data, values, chunks, reduction, use_init_val) -> np.ndarray:
     if use_init_val:
         acc, touched = flat_data.astype(work), None
     else:
-        acc, touched = np.full(flat_data.size, _identity(reduction, dtype), work), np.zeros(flat_data.size, bool)
+        acc, touched = np.full(flat_data.size, reduction_identity(reduction, dtype), work), np.zeros(flat_data.size, bool)
     converted = np.empty(chunks.chunk_size, work) if work != dtype else None
     for targets, where in chunks:
         operands = values[where]
@@ -206,7 +196,7 @@ def _fold(flat_data, values, chunks, reduction, use_init_val) -> np.ndarray:
 def _float_min_max(flat_data, values, chunks, reduction, use_init_val) -> np.ndarray:
     """Float min/max: in reverse so the earliest of equal operands wins, then data first."""
     ufunc = _UFUNCS[reduction]
-    acc = np.full(flat_data.size, _identity(reduction, flat_data.dtype), flat_data.dtype)
+    acc = np.full(flat_data.size, reduction_identity(reduction, flat_data.dtype), flat_data.dtype)
     touched = None if use_init_val else np.zeros(flat_data.size, bool)
     for targets, where in chunks.iterate(reverse=True):
         ufunc.at(acc, targets[::-1], values[where][::-1])

@@ -10,7 +10,7 @@ from ..checks import check_scatter_elements_update
 from ..errors import OpError
 from ..opdefs import SCATTER_ELEMENTS_UPDATE
 
-__all__ = ["scatter_elements_update"]
+__all__ = ["scatter_elements_update", "reduction_identity"]
 
 
 def scatter_elements_update(
@@ -117,12 +117,12 @@ def _scatter_elements_update(
             if use_init_val:
                 start, start_count = data[target].item(), 1
             else:
-                start, start_count = _identity(reduction, data.dtype), 0
+                start, start_count = reduction_identity(reduction, data.dtype), 0
             output[target] = _reduce(reduction, start, start_count, target_updates, data.dtype)
     return output
 
 
-def _identity(reduction: str, dtype: np.dtype):
+def reduction_identity(reduction: str, dtype: np.dtype):
     """The value that leaves every operand unchanged: where use_init_val=0 targets start."""
     if dtype.kind == "b":
         return reduction in ("prod", "min")  # True for AND, False for OR
