@@ -50,6 +50,24 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _real_model_finding(details: dict) -> str:
+    """One line on what a real-model case's op found (per-character confidences, the most
+    confident step and class, or the per-step candidates)."""
+    for key, label in (("mean_confidence_per_char", "mean confidence per character"),
+                       ("peak_confidence_per_char", "peak confidence per character")):
+        if key in details:
+            pairs = details[key]
+            low = min(pairs, key=lambda p: p[1])
+            return f"{label}: lowest {low[0]!r} {low[1]:.4f} of {len(pairs)}"
+    if "most_confident" in details:
+        m = details["most_confident"]
+        return f"most confident: step {m['step']}, class {m['class']} ({m['character']!r}), p={m['value']:.5f}"
+    if "top5" in details:
+        return "top 5 over the whole tensor: " + ", ".join(
+            f"step {m['step']} {m['character']!r}" for m in details["top5"])
+    return f"per-step top-5 candidates over {details.get('steps', '?')} steps"
+
+
 def _markdown(results: Sequence[Result], data: dict) -> str:
     s = data["summary"]
     lines = [
@@ -84,11 +102,13 @@ def _markdown(results: Sequence[Result], data: dict) -> str:
         lines += ["", "## Divergences and skips, with their reasons", "", "| checks | verdict | oracle | reason |",
                   "|---|---|---|---|"]
         lines += [f"| {n} | {st} | {_cell(oracle)} | {_cell(reason)} |" for (st, oracle, reason), n in explained.most_common()]
-    real = [r for r in results if r.case.source == "real-model" and "decoded" in r.case.details]
+    real = [r for r in results if r.case.source == "real-model" and "rendered" in r.case.details]
     if real:
-        lines += ["", "## Real model", "", "| case | rendered | decoded by ortops TopK | status |", "|---|---|---|---|"]
-        lines += [f"| {r.case.name} | `{r.case.details['rendered']}` | `{r.case.details['decoded']}` | {r.status} |"
-                  for r in real]
+        lines += ["", "## Real model", "",
+                  "The PP-OCRv4 recogniser reads a rendered line; its softmax [1, T, 6625] feeds ortops' ops.", "",
+                  "| case | op | rendered | decoded | what the op found | status |", "|---|---|---|---|---|---|"]
+        lines += [f"| {r.case.name} | {r.case.op} | `{r.case.details['rendered']}` | `{r.case.details.get('decoded', '')}` "
+                  f"| {_cell(_real_model_finding(r.case.details))} | {r.status} |" for r in real]
         lines += ["", f"Font: {real[0].case.details.get('font', '?')}."]
     lines += ["", "## Cases", "", "| case | op | source | dtype | shape | status | reason |", "|---|---|---|---|---|---|---|"]
     for r in results:
