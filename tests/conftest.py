@@ -34,3 +34,13 @@ def brute_top_k(row, k, largest=True):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+def assert_identical(actual: np.ndarray, expected: np.ndarray) -> None:
+    """Same dtype, shape and values; NaN where NaN; the same sign of every zero."""
+    assert actual.dtype == expected.dtype
+    assert actual.shape == expected.shape
+    if actual.dtype.kind == "f":
+        np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
+        np.testing.assert_array_equal(np.signbit(actual) | np.isnan(actual), np.signbit(expected) | np.isnan(expected))
+    np.testing.assert_array_equal(actual, expected)

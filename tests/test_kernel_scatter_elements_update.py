@@ -14,6 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import assert_identical
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -30,16 +31,6 @@ INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, n
 DTYPES = FLOATS + INTS + [np.bool_]
 INDEX_DTYPES = INTS
 REDUCTIONS = ["none", "sum", "prod", "min", "max", "mean"]
-
-
-def assert_identical(actual: np.ndarray, expected: np.ndarray) -> None:
-    """Same dtype, shape and values; NaN where NaN; the same sign of every zero."""
-    assert actual.dtype == expected.dtype
-    assert actual.shape == expected.shape
-    if actual.dtype.kind == "f":
-        np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
-        np.testing.assert_array_equal(np.signbit(actual) | np.isnan(actual), np.signbit(expected) | np.isnan(expected))
-    np.testing.assert_array_equal(actual, expected)
 
 
 @pytest.fixture(params=[None, 5], ids=["chunk-default", "chunk-5"])

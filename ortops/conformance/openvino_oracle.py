@@ -49,6 +49,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from .. import reference
+from ..dtypes import INDEX_ELEMENT_TYPES
 from ..errors import OpError
 from .cases import Case, Check
 from .compare import describe_difference, has_nan, same, tolerance
@@ -638,7 +639,7 @@ def judge_openvino(case: Case) -> list[Check]:
     except (RuntimeError, OpError) as exc:
         return [_check("unexplained", None, "OpenVINO failed on a case ortops accepts", _openvino_message(exc))]
     if case.op == "TopK":
-        index_type = {"i32": np.int32, "i64": np.int64}[case.attrs.get("index_element_type", "i32")]
+        index_type = INDEX_ELEMENT_TYPES[case.attrs.get("index_element_type", "i32")]
         if got[1].dtype != index_type:
             return [_check("unexplained", None, "OpenVINO's indices have the wrong type",
                            f"{got[1].dtype}, index_element_type={case.attrs.get('index_element_type')}")]

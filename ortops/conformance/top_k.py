@@ -23,8 +23,17 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from .. import reference
-from ..builder import (TOP_K_VERSIONS, dims, make_model, onnx_top_k, onnx_top_k_model, top_k, top_k_model,
-                       top_k_side_by_side)
+from ..builder import (
+    TOP_K_VERSIONS,
+    dims,
+    make_model,
+    onnx_top_k,
+    onnx_top_k_model,
+    top_k,
+    top_k_model,
+    top_k_side_by_side,
+)
+from ..dtypes import INDEX_ELEMENT_TYPES
 from ..errors import OpError
 from .cases import Case, Check
 from .compare import describe_difference, has_nan, same
@@ -34,7 +43,6 @@ from .sessions import BuiltinUnavailable, ortops_session, plain_session
 __all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "CASE_SOURCES"]
 
 OP = "TopK"
-_INDEX_TYPES = {"i32": np.int32, "i64": np.int64}
 _FLOATS = (np.float32, np.float64)
 _NAN_NOTE = (
     "NaN order is implementation-defined (ONNX and OpenVINO specs); ortops ranks NaN above +inf "
@@ -163,7 +171,7 @@ def judge(case: Case) -> list[Check]:
         return _judge_error(case, error)
     got = _run_ortops(data, k, attrs)
     checks = [_versus("reference", case, got, ref, order_defined=True)]
-    if np.asarray(got[1]).dtype != _INDEX_TYPES[attrs["index_element_type"]]:
+    if np.asarray(got[1]).dtype != INDEX_ELEMENT_TYPES[attrs["index_element_type"]]:
         checks.append(Check("index dtype", "unexplained", f"indices came back as {got[1].dtype}"))
     if case.expected is not None:
         want = (case.expected["values"], case.expected["indices"])

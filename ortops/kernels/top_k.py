@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..checks import check_top_k
+from ..dtypes import INDEX_ELEMENT_TYPES
 from .selection import top_k_indices
 
 __all__ = ["top_k"]
 
-_INDEX_DTYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 
 
 def top_k(data, k, *, axis, mode, sort, stable=0, index_element_type="i32"):
@@ -20,4 +18,4 @@ def top_k(data, k, *, axis, mode, sort, stable=0, index_element_type="i32"):
     """
     axis, k = check_top_k(data, k, axis=axis, index_element_type=index_element_type)
     values, indices = top_k_indices(data, k, axis, largest=mode == "max", by_index=sort == "index")
-    return values, indices.astype(_INDEX_DTYPES[index_element_type], copy=False)
+    return values, indices.astype(INDEX_ELEMENT_TYPES[index_element_type], copy=False)

@@ -7,12 +7,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..checks import check_top_k
+from ..dtypes import INDEX_ELEMENT_TYPES
 from ..errors import OpError
 from ..opdefs import TOP_K
 
 __all__ = ["TopKResult", "top_k"]
 
-_INDEX_DTYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 
 
 class TopKResult(NamedTuple):
@@ -98,7 +98,7 @@ def top_k(
     axis, k = check_top_k(
         data, np.asarray(k), axis=attrs["axis"], index_element_type=attrs["index_element_type"]
     )
-    return _top_k(data, k, axis, attrs["mode"], attrs["sort"], _INDEX_DTYPES[attrs["index_element_type"]])
+    return _top_k(data, k, axis, attrs["mode"], attrs["sort"], INDEX_ELEMENT_TYPES[attrs["index_element_type"]])
 
 
 def _check_dtype(dtype: np.dtype) -> None:

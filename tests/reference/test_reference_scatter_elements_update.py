@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import assert_identical
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -93,16 +94,6 @@ def _oracle(data, indices, updates, axis, reduction="none", use_init_val=1):
     return expected
 
 
-def _assert_same(actual, expected):
-    """Same dtype and shape; equal elements, NaN equal to NaN, and the same sign of zero."""
-    assert actual.dtype == expected.dtype
-    assert actual.shape == expected.shape
-    if actual.dtype.kind == "f":
-        np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
-        np.testing.assert_array_equal(np.signbit(actual) | np.isnan(actual), np.signbit(expected) | np.isnan(expected))
-    np.testing.assert_array_equal(actual, expected)
-
-
 # ----------------------------------------------------------------------------- the spec's examples
 
 
@@ -111,7 +102,7 @@ def test_scatter_elements_update_seed_example_1():
     indices = np.array([1, 0, 0, -2, -1, 2], np.int32)
     updates = np.array([10, 20, 30, 40, 70, 60], np.float32)
     output = scatter_elements_update(data, indices, updates, np.array([0]), reduction="sum", use_init_val=1)
-    _assert_same(output, np.array([52, 13, 104, 76], np.float32))
+    assert_identical(output, np.array([52, 13, 104, 76], np.float32))
 
 
 def test_scatter_elements_update_seed_example_2():
@@ -119,7 +110,7 @@ def test_scatter_elements_update_seed_example_2():
     indices = np.array([1, 0, 0, 2, 3, 2], np.int64)
     updates = np.array([10, 20, 30, 40, 70, 60], np.float32)
     output = scatter_elements_update(data, indices, updates, np.array([0]), reduction="sum", use_init_val=0)
-    _assert_same(output, np.array([50, 10, 100, 70], np.float32))
+    assert_identical(output, np.array([50, 10, 100, 70], np.float32))
 
 
 def test_scatter_elements_update_seed_example_3():
@@ -127,7 +118,7 @@ def test_scatter_elements_update_seed_example_3():
     indices = np.array([[1, 2], [0, 3]])
     updates = np.array([[11, 12], [13, 14]], np.int32)
     output = scatter_elements_update(data, indices, updates, np.array([1]), reduction="none", use_init_val=1)
-    _assert_same(output, np.array([[0, 11, 12, 0], [13, 0, 0, 14], [0, 0, 0, 0]], np.int32))
+    assert_identical(output, np.array([[0, 11, 12, 0], [13, 0, 0, 14], [0, 0, 0, 0]], np.int32))
 
 
 def test_scatter_elements_update_seed_example_4():
@@ -135,7 +126,7 @@ def test_scatter_elements_update_seed_example_4():
     indices = np.array([[1, 1], [0, 3]])
     updates = np.array([[11, 12], [13, 14]], np.int32)
     output = scatter_elements_update(data, indices, updates, np.array([1]), reduction="sum", use_init_val=1)
-    _assert_same(output, np.array([[1, 24, 1, 1], [14, 1, 1, 15], [1, 1, 1, 1]], np.int32))
+    assert_identical(output, np.array([[1, 24, 1, 1], [14, 1, 1, 15], [1, 1, 1, 1]], np.int32))
 
 
 def test_scatter_elements_update_seed_example_5():
@@ -143,7 +134,7 @@ def test_scatter_elements_update_seed_example_5():
     indices = np.array([[1, 1], [0, 3]])
     updates = np.array([[11, 12], [13, 14]], np.int32)
     output = scatter_elements_update(data, indices, updates, np.array([1]), reduction="prod", use_init_val=1)
-    _assert_same(output, np.array([[2, 264, 2, 2], [26, 2, 2, 28], [2, 2, 2, 2]], np.int32))
+    assert_identical(output, np.array([[2, 264, 2, 2], [26, 2, 2, 28], [2, 2, 2, 2]], np.int32))
 
 
 def test_scatter_elements_update_seed_example_6_big_shapes():
@@ -172,7 +163,7 @@ def test_scatter_elements_update_seed_example_6_big_shapes():
     expected = data.copy()
     for target, value in last.items():
         expected[target] = value
-    _assert_same(output, expected)
+    assert_identical(output, expected)
 
 
 # ----------------------------------------------------------------------------- hand-computed cases
@@ -192,7 +183,7 @@ def test_scatter_elements_update_none_last_update_wins():
 def test_scatter_elements_update_none_ignores_use_init_val(use_init_val):
     data = np.array([1.5, 2.5, 3.5])
     output = scatter_elements_update(data, np.array([2]), np.array([-1.0]), 0, use_init_val=use_init_val)
-    _assert_same(output, np.array([1.5, 2.5, -1.0]))
+    assert_identical(output, np.array([1.5, 2.5, -1.0]))
 
 
 @pytest.mark.parametrize(
@@ -267,11 +258,11 @@ def test_scatter_elements_update_integer_mean_is_exact_floor(dtype, data, update
 def test_scatter_elements_update_float_mean():
     data = np.array([1.0, 2.0], np.float32)
     output = scatter_elements_update(data, np.array([0, 0]), np.array([2.0, 4.0], np.float32), 0, reduction="mean")
-    _assert_same(output, np.array([7 / 3, 2.0], np.float32))
+    assert_identical(output, np.array([7 / 3, 2.0], np.float32))
     output = scatter_elements_update(
         data, np.array([0, 0]), np.array([-3.0, -4.0], np.float32), 0, reduction="mean", use_init_val=0
     )
-    _assert_same(output, np.array([-3.5, 2.0], np.float32))
+    assert_identical(output, np.array([-3.5, 2.0], np.float32))
 
 
 def test_scatter_elements_update_float32_accumulates_in_float64():
@@ -306,7 +297,7 @@ def test_scatter_elements_update_float_special_values(dtype):
     }
     for reduction, (updates, expected) in cases.items():
         output = scatter_elements_update(data, indices, np.array(updates, dtype), 0, reduction=reduction)
-        _assert_same(output, np.array(expected, dtype))
+        assert_identical(output, np.array(expected, dtype))
 
 
 @pytest.mark.parametrize(
@@ -364,14 +355,14 @@ def test_scatter_elements_update_float_identities(dtype, reduction, updates, exp
     output = scatter_elements_update(
         data, np.zeros(len(updates), np.int32), np.array(updates, dtype), 0, reduction=reduction, use_init_val=0
     )
-    _assert_same(output, np.array([expected, 7.0], dtype))
+    assert_identical(output, np.array([expected, 7.0], dtype))
 
 
 @pytest.mark.parametrize("axis", [1, -1, np.array(1), np.array([-1]), np.array(1, np.uint8), np.array([1], np.int64)])
 def test_scatter_elements_update_axis_forms(axis):
     data = np.zeros((2, 3), np.float64)
     output = scatter_elements_update(data, np.array([[2], [0]]), np.array([[1.0], [2.0]]), axis)
-    _assert_same(output, np.array([[0, 0, 1.0], [2.0, 0, 0]]))
+    assert_identical(output, np.array([[0, 0, 1.0], [2.0, 0, 0]]))
 
 
 def test_scatter_elements_update_indices_longer_than_data_along_axis():
@@ -554,6 +545,6 @@ def test_scatter_elements_update_matches_element_loop(case, use_init_val):
     copies = [a.copy() for a in (data, indices, updates)]
     output = scatter_elements_update(data, indices, updates, np.array(axis), reduction=reduction,
                                      use_init_val=use_init_val)
-    _assert_same(output, _oracle(data, indices, updates, axis, reduction, use_init_val))
+    assert_identical(output, _oracle(data, indices, updates, axis, reduction, use_init_val))
     for array, copy in zip((data, indices, updates), copies):
-        _assert_same(array, copy)
+        assert_identical(array, copy)
