@@ -125,11 +125,15 @@ def test_boundary_tie_is_explained_by_the_naive_mapping(verdicts):
     assert _check(verdicts["gen_all_equal_r4_top1"][1], suite.EXACT).status == "agree"
 
 
-def test_nan_is_explained_against_ort(verdicts):
-    checks = verdicts["gen_nan_last_top1"][1]  # [1, 2, nan]: ortops index 2, ORT's ArgMax index 1
+def test_nan_against_ort_is_agree_or_explained(verdicts):
+    # [1, 2, nan]: ortops gives index 2 (NaN ranks highest). ORT's ArgMax leaves NaN to its
+    # implementation (1.31 and 1.32 give index 1): observed, never assumed.
+    checks = verdicts["gen_nan_last_top1"][1]
     assert _check(checks, "reference").status == "agree"
     check = _check(checks, suite.EXACT)
-    assert check.status == "explained" and "NaN at flat indices [2]" in check.detail
+    assert check.status in ("agree", "explained"), check
+    if check.status == "explained":
+        assert "NaN at flat indices [2]" in check.detail
 
 
 def test_error_cases_agree_on_op_error(verdicts):

@@ -118,9 +118,14 @@ def test_generated_cases_have_nothing_unexplained(generated):
     unexplained = [(r.case.name, r.reason, [c.detail for c in r.checks]) for r in results if r.status == "unexplained"]
     assert not unexplained
     statuses = Counter(r.status for r in results)
-    assert statuses["agree"] > 40 and statuses["explained"] >= 8
-    skipped = [r for r in results if r.status == "skipped"]
-    assert {r.case.inputs["data"].dtype.name for r in skipped} <= {"bool"}  # observed: bool min/max only
+    assert statuses["agree"] > 40
+    # Which kernels ORT lacks is observed at run time (1.31 and 1.32: bool min/max only); a
+    # skipped check must say it is ORT's missing kernel or rejected type, with ORT's message.
+    for result in (r for r in results if r.status == "skipped"):
+        for check in (c for c in result.checks if c.status == "skipped"):
+            assert check.oracle.startswith("onnxruntime") and check.reason, check
+            if check.reason.startswith("ORT "):  # a kernel ORT lacks: its own message as evidence
+                assert check.detail, check
 
 
 def test_mean_on_bool_agrees_because_both_reject(generated):
@@ -179,10 +184,14 @@ def test_only_one_side_rejecting_is_unexplained(monkeypatch):
     ("gen_uint64_mean_above_2_63", "onnxruntime composition", "wrap"),
 ])
 def test_known_divergences_are_explained(generated, name, oracle, words):
+    # What ORT does here is its implementation's choice (observed with 1.31 and 1.32: explained);
+    # whatever the installed ORT does, the verdict is agree, or explained with this reason.
     result = conformance.judge_case(_by_name(generated, name))
-    assert result.status == "explained"
+    assert result.status in ("agree", "explained")
     check = _check(result, oracle)
-    assert check.status == "explained" and words in check.reason
+    assert check.status in ("agree", "explained"), check
+    if check.status == "explained":
+        assert words in check.reason and check.detail
     assert _check(result, "reference").status == "agree"
 
 

@@ -30,49 +30,75 @@ def test_raw_path_survives_hostile_models_and_inputs():
     assert "cases checked" in done.stdout, report
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "onnxruntime-extensions 0.15.2 turns string attributes into Python str in C++, before any "
-    "ortops code runs: a non-UTF-8 value raises UnicodeDecodeError there, which aborts the process "
-    "(exit 134). ortops.prepare_model refuses such a model (OpError at load; see "
-    "test_robustness 'TopK non-UTF-8 mode'). Strict: the day this passes, drop the xfail."))
-def test_raw_path_survives_a_non_utf8_string_attribute():
-    code = textwrap.dedent("""
+# Two hostile cases the raw path cannot cover: the bridge's C++ fails before or after any ortops
+# code runs. Whether the process survives them is a fact of the installed onnxruntime-extensions
+# and ORT (0.15.2 with ORT 1.31 and 1.32: abort, exit 134), observed here, never assumed. What
+# ortops guarantees either way: the child never returns a plausible wrong answer, and the same
+# model through ortops.InferenceSession is a clean OpError or ORT's clean error.
+_ABORTED = (134, -6)
+
+
+def _run_child(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
+
+
+def test_raw_path_non_utf8_string_attribute_never_gives_a_wrong_answer():
+    done = _run_child("""
         import sys, numpy as np, onnxruntime as ort
         sys.path.insert(0, %r)
         import ortops, test_robustness as rb
         model = rb.top_k_model(mode=b"\\xff")
         session = ort.InferenceSession(model.SerializeToString(), ortops.session_options())
         values, _ = session.run(None, {"data": np.ones((1, 3), np.float32), "k": np.array([1])})
-        assert values.shape == (0,)
+        assert values.shape == (0,), values
+        print("survived")
     """ % HERE)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, f"exit status {done.returncode}: {done.stderr[-2000:]}"
+    if done.returncode == 0:
+        assert "survived" in done.stdout
+    else:  # the known abort of the bridge's C++, never a Python failure of ortops
+        assert done.returncode in _ABORTED, f"exit status {done.returncode}: {done.stderr[-2000:]}"
+    guarded = _run_child("""
+        import sys, numpy as np
+        sys.path.insert(0, %r)
+        import ortops, test_robustness as rb
+        try:
+            ortops.InferenceSession(rb.top_k_model(mode=b"\\xff"))
+        except ortops.OpError as err:
+            print("refused:", err)
+    """ % HERE)
+    assert guarded.returncode == 0 and "refused:" in guarded.stdout, guarded.stderr[-2000:]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "A graph output written by a PyOp into a pre-allocated IOBinding output of another shape (a "
-    "new k, or an error's empty output) makes ORT throw inside the bridge's C++: abort (exit 134). "
-    "ortops.InferenceSession puts an Identity in between (test_robustness); the raw path cannot."))
-def test_raw_path_survives_reusing_an_iobinding_with_another_output_shape():
-    code = textwrap.dedent("""
+def test_raw_path_iobinding_reuse_with_another_output_shape_never_gives_a_wrong_answer():
+    model = """
         import numpy as np, onnxruntime as ort, ortops
         from onnx import TensorProto
         from ortops import builder
         model = builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value")
-        session = ort.InferenceSession(model.SerializeToString(), ortops.session_options())
+    """
+    loop = """
         binding = session.io_binding()
-        binding.bind_cpu_input("data", np.ones((2, 3), np.float32))
+        binding.bind_cpu_input("data", np.array([[1, 3, 2], [6, 5, 4]], np.float32))
         binding.bind_output("values")
         binding.bind_output("indices")
         for k in (1, 2):
             binding.bind_cpu_input("k", np.array([k]))
             try:
                 session.run_with_iobinding(binding)
-            except Exception:
-                pass
-    """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, f"exit status {done.returncode}: {done.stderr[-2000:]}"
+            except Exception as err:
+                print("error:", type(err).__name__)
+                continue
+            values = binding.copy_outputs_to_cpu()[0]
+            assert values.shape == (0,) or values.tolist() == [[3, 2], [6, 5]][:values.shape[0]] or \
+                values.tolist() == [[3], [6]], values
+        print("survived")
+    """
+    raw = _run_child(model + "    session = ort.InferenceSession(model.SerializeToString(), "
+                     "ortops.session_options())\n" + loop)
+    if raw.returncode != 0:
+        assert raw.returncode in _ABORTED, f"exit status {raw.returncode}: {raw.stderr[-2000:]}"
+    guarded = _run_child(model + "    session = ortops.InferenceSession(model)\n" + loop)
+    assert guarded.returncode == 0 and "survived" in guarded.stdout, guarded.stderr[-2000:]
 
 
 # ---------------------------------------------------------------------------------------------
