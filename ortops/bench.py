@@ -817,6 +817,7 @@ _IMPL_LABELS = {
 
 
 def _print_tables(rows: list[Row], memory: list[dict], console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="Median time per call; ratio = median / the built-in's median in the same case "
@@ -833,7 +834,7 @@ def _print_tables(rows: list[Row], memory: list[dict], console) -> None:
         t = row.timing
         impl = _IMPL_LABELS.get(row.impl, row.impl) + (" [red]⚠ differs[/]" if row.mismatch else "")
         table.add_row(
-            f"[bold]{row.case.op}[/] {row.case.name}" if first else "", impl,
+            f"[bold]{row.case.op}[/] {escape(row.case.name)}" if first else "", impl,
             _seconds(t.median), f"{t.spread:.0%}" if len(t.samples) >= 4 else "", str(len(t.samples)),
             "" if row.ratio is None else f"{row.ratio:.2f}×",
             "  ".join(_target_text(*v) for v in row.verdicts),
@@ -852,14 +853,14 @@ def _print_tables(rows: list[Row], memory: list[dict], console) -> None:
                 if "peak_kib" in m:
                     cells += [f"{m['peak_kib'] / 1024:.0f} MiB", f"{max(m['delta_kib'], 0) / 1024:.1f} MiB"]
                 else:
-                    cells += [m.get("error", "?")[:40], ""]
+                    cells += [escape(m.get("error", "?")[:40]), ""]
             o, b = entry.get("ortops", {}), entry.get("built-in", {})
             ratio = delta_ratio = ""
             if "peak_kib" in o and "peak_kib" in b:
                 ratio = f"{o['peak_kib'] / b['peak_kib']:.2f}×"
                 if b["delta_kib"] > 0:
                     delta_ratio = f"{max(o['delta_kib'], 0) / b['delta_kib']:.2f}×"
-            mem.add_row(f"[bold]{entry['op']}[/] {entry['case']}", str(entry["runs"]), *cells, ratio, delta_ratio)
+            mem.add_row(f"[bold]{entry['op']}[/] {escape(entry['case'])}", str(entry["runs"]), *cells, ratio, delta_ratio)
         console.print(mem)
 
 
@@ -898,6 +899,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """``ortops bench`` and ``scripts/bench.py``; returns the exit status (0 unless it fails)."""
     from rich.console import Console
+    from rich.markup import escape
 
     import ortops
 
@@ -944,15 +946,15 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - start
     _print_tables(rows, memory, console)
     for op in ops:
-        console.print(f"[dim]built-in {op}:[/] {BUILT_INS[op]}")
+        console.print(f"[dim]built-in {op}:[/] {escape(BUILT_INS[op])}")
     case_notes: dict[str, list[str]] = {}
     for case in cases:
         for note in case.notes:
             case_notes.setdefault(note, []).append(case.id)
     for note in notes:
-        console.print(f"[dim]note:[/] {note}")
+        console.print(f"[dim]note:[/] {escape(note)}")
     for note, ids in case_notes.items():
-        console.print(f"[dim]note:[/] {note}: " + (ids[0] if len(ids) == 1 else f"{len(ids)} cases"))
+        console.print(f"[dim]note:[/] {escape(note)}: " + escape(ids[0] if len(ids) == 1 else f"{len(ids)} cases"))
     load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
     report = {
         "machine": _machine(),

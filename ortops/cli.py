@@ -10,35 +10,83 @@ import time
 __all__ = ["main"]
 
 
+#: Exit statuses of ``ortops conformance`` (also in the README).
+EXIT_OK, EXIT_UNEXPLAINED, EXIT_USAGE = 0, 1, 2
+
+#: Packages whose versions decide what the runtimes do; ``ortops --version`` names them.
+RUNTIME_PACKAGES = ("onnx", "onnxruntime", "onnxruntime-extensions", "numpy", "openvino")
+
+
+def _versions() -> str:
+    from importlib import metadata
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    return f"ortops {version('ortops')} (" + ", ".join(f"{n} {version(n)}" for n in RUNTIME_PACKAGES) + ")"
+
+
+def _unique(values):
+    """``values`` without repeats, in their first order (``--ops TopK TopK`` runs TopK once)."""
+    return None if values is None else list(dict.fromkeys(values))
+
+
+def _usage_error(console, message: str) -> int:
+    from rich.markup import escape
+
+    console.print(f"[red]ortops conformance:[/] {escape(message)}")
+    return EXIT_USAGE
+
+
 def _conformance(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from . import conformance
     from .bridge import register
 
-    console = Console()
-    openvino = "openvino" in (args.oracle or [])
+    # On a pipe (a CI log) the terminal width means nothing: never wrap or cut a line there.
+    console = Console() if sys.stdout.isatty() else Console(width=400, soft_wrap=True)
+    out = pathlib.Path(args.out)
+    if out.exists() and not out.is_dir():
+        return _usage_error(console, f"--out {out} is an existing file; give a directory for the reports")
+    if args.min_cases is not None and args.min_cases < 1:
+        return _usage_error(console, f"--min-cases {args.min_cases} must be at least 1")
+    oracles = _unique(args.oracle or [])
+    openvino = "openvino" in oracles
     if openvino:
         from .conformance import openvino_oracle
 
         if not openvino_oracle.available():
-            console.print("[red]--oracle openvino needs the OpenVINO runtime:[/] pip install 'ortops[openvino]'")
-            return 2
+            return _usage_error(console, "--oracle openvino needs the OpenVINO runtime: pip install 'ortops[openvino]'")
     start = time.perf_counter()
     register()
-    cases, notes = conformance.collect_cases(args.ops, args.sources)
+    cases, notes = conformance.collect_cases(_unique(args.ops), _unique(args.sources))
+    needed = args.min_cases or 1
+    if len(cases) < needed:
+        why = "; ".join(notes) or "no suite has cases from the chosen --ops and --sources"
+        return _usage_error(console, f"{len(cases)} cases to judge, fewer than the {needed} required "
+                                     f"({'--min-cases' if args.min_cases else 'a run must judge at least one'}): {why}")
     results = conformance.run(cases, progress=not args.no_progress, openvino=openvino)
     seconds = time.perf_counter() - start
-    json_path, md_path = conformance.write_reports(results, pathlib.Path(args.out), notes, seconds)
+    json_path, md_path = conformance.write_reports(results, out, notes, seconds)
     conformance.print_summary(results, console, notes)
-    console.print(f"{len(results)} cases in {seconds:.1f} s. Report: {md_path} and {json_path}")
-    return 1 if conformance.summary(results)["unexplained"] else 0
+    console.print(f"{len(results)} cases in {seconds:.1f} s. Report: {md_path} and {json_path}", highlight=False)
+    return EXIT_UNEXPLAINED if conformance.summary(results)["unexplained"] else EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ortops", description="OpenVINO and ncnn op semantics in ONNX Runtime.")
+    parser = argparse.ArgumentParser(
+        prog="ortops", description="OpenVINO and ncnn op semantics in ONNX Runtime.",
+        epilog="Exit statuses of 'ortops conformance': 0 no case unexplained, 1 some case unexplained, "
+               "2 usage or environment error (bad option, --out is a file, a missing extra, too few cases).")
+    parser.add_argument("--version", action="version", version=_versions())
     commands = parser.add_subparsers(dest="command", required=True)
-    conf = commands.add_parser("conformance", help="run the conformance cases and write a report")
+    conf = commands.add_parser(
+        "conformance", help="run the conformance cases and write a report",
+        epilog="Exit status: 0 no case unexplained, 1 some case unexplained, 2 usage or environment error.")
     conf.add_argument("--out", default="ortops-report", help="report directory (default: ./ortops-report)")
     conf.add_argument("--ops", nargs="+", choices=["TopK", "ScatterElementsUpdate", "ArgMax"],
                       help="only these ops (default: all)")
@@ -47,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--oracle", action="append", choices=["onnxruntime", "openvino"],
                       help="oracles besides the reference (repeatable; onnxruntime always runs; "
                            "openvino needs the openvino extra)")
+    conf.add_argument("--min-cases", type=int, metavar="N",
+                      help="exit 2 unless at least N cases are judged (default: 1; a run that judges nothing fails)")
     conf.add_argument("--no-progress", action="store_true", help="no progress bar")
     conf.set_defaults(func=_conformance)
     commands.add_parser("bench", help="time ortops against ORT built-ins: same options as scripts/bench.py",

@@ -121,6 +121,7 @@ def _markdown(results: Sequence[Result], data: dict) -> str:
 def print_summary(results: Sequence[Result], console=None, notes: Sequence[str] = ()) -> None:
     """A short table on the terminal: counts per op and source, then any unexplained case."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
@@ -139,7 +140,7 @@ def print_summary(results: Sequence[Result], console=None, notes: Sequence[str] 
     table.add_row("all", "", *(str(s[st]) for st in STATUSES), style="bold")
     console.print(table)
     for note in notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {escape(note)}")
     for r in results:
         if r.status == "unexplained":
-            console.print(f"[red]unexplained[/] {r.case.op} {r.case.name}: {r.reason}")
+            console.print(f"[red]unexplained[/] {escape(f'{r.case.op} {r.case.name}: {r.reason}')}")

@@ -1,0 +1,89 @@
+"""The ``ortops`` command line: exit statuses, option checks, install hints printed as written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ortops import cli
+from ortops.conformance import openvino_oracle, real_model, runner
+
+
+def _conformance(*args: str) -> int:
+    return cli.main(["conformance", "--no-progress", *args])
+
+
+def _no_run(*args, **kwargs):
+    raise AssertionError("no case may run when the options are wrong")
+
+
+def test_out_that_is_a_file_is_refused_before_any_case_runs(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "judge_case", _no_run)
+    existing = tmp_path / "report.txt"
+    existing.write_text("keep me")
+    assert _conformance("--out", str(existing)) == cli.EXIT_USAGE == 2
+    out = capsys.readouterr().out
+    assert str(existing) in out.replace("\n", "") and "existing file" in out
+    assert existing.read_text() == "keep me"
+
+
+def test_repeated_ops_and_sources_run_each_case_once(tmp_path):
+    once, twice = tmp_path / "once", tmp_path / "twice"
+    assert _conformance("--ops", "TopK", "--sources", "seed-example", "--out", str(once)) == 0
+    assert _conformance("--ops", "TopK", "TopK", "--sources", "seed-example", "seed-example",
+                        "--oracle", "onnxruntime", "--oracle", "onnxruntime", "--out", str(twice)) == 0
+    names = [json.loads((d / "report.json").read_text())["summary"]["total"] for d in (once, twice)]
+    assert names[0] == names[1] > 0
+
+
+def test_a_run_that_judges_nothing_fails_and_says_why(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(real_model, "available", lambda: False)
+    assert _conformance("--sources", "real-model", "--out", str(tmp_path / "r")) == cli.EXIT_USAGE
+    out = capsys.readouterr().out
+    assert "0 cases" in out and "pip install 'ortops[ocr]'" in out  # the extra's name survives rich markup
+    assert not (tmp_path / "r" / "report.json").exists()
+
+
+def test_min_cases(tmp_path, capsys):
+    assert _conformance("--ops", "TopK", "--sources", "seed-example", "--min-cases", "10000",
+                        "--out", str(tmp_path / "r")) == cli.EXIT_USAGE
+    assert "fewer than the 10000 required" in capsys.readouterr().out
+    assert _conformance("--ops", "TopK", "--sources", "seed-example", "--min-cases", "1",
+                        "--out", str(tmp_path / "r")) == cli.EXIT_OK
+    assert _conformance("--min-cases", "0", "--out", str(tmp_path / "r")) == cli.EXIT_USAGE
+
+
+def test_missing_openvino_is_a_usage_error_with_the_extra_named(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(openvino_oracle, "available", lambda: False)
+    monkeypatch.setattr(runner, "judge_case", _no_run)
+    assert _conformance("--oracle", "openvino", "--out", str(tmp_path / "r")) == cli.EXIT_USAGE
+    assert "pip install 'ortops[openvino]'" in capsys.readouterr().out
+
+
+def test_bad_option_exits_2():
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["conformance", "--ops", "NoSuchOp"])
+    assert exc.value.code == 2
+
+
+def test_version_names_ortops_and_the_runtimes():
+    done = subprocess.run([sys.executable, "-m", "ortops.cli", "--version"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    from importlib import metadata
+
+    assert done.stdout.startswith(f"ortops {metadata.version('ortops')} (")
+    for name in cli.RUNTIME_PACKAGES:
+        assert name in done.stdout
+
+
+def test_piped_output_is_not_cut(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "ortops.cli", "conformance", "--ops", "ScatterElementsUpdate",
+                           "--sources", "seed-example", "--no-progress", "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "ScatterElementsUpdate" in done.stdout and "…" not in done.stdout
+    assert f"Report: {tmp_path / 'r' / 'report.md'}" in done.stdout
