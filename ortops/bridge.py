@@ -7,7 +7,7 @@ two threads at once, is safe.
 How an op call travels
 ----------------------
 ORT calls the extensions library, which calls the one Python *hook* installed with
-``PyCustomOpDef.install_hooker``. The default hook lets exceptions escape (FINDINGS: that
+``PyCustomOpDef.install_hooker``. The default hook lets exceptions escape (docs/divergences.md: that
 aborts the process) and converts outputs with ``tolist()``. Ours, :func:`_hook`:
 
 1. finds the kernel registered under the call's id and parses its attributes (cached);
@@ -27,7 +27,7 @@ Each op is registered once per combination of input types, with declared output 
 
 * ``ortops.openvino::TopK`` (T, K) -> (T, int32): the public name, for the raw path.
   It can only honour ``index_element_type="i32"`` because an attribute cannot choose an
-  output type in the bridge (FINDINGS); an ``"i64"`` node yields empty outputs and a logged
+  output type in the bridge (docs/divergences.md); an ``"i64"`` node yields empty outputs and a logged
   error there unless the model went through :func:`ortops.prepare_model`.
 * ``ortops.openvino::ScatterElementsUpdate`` (T, T_IND, T, T_AXIS) -> T.
 * ``ortops.ncnn::ArgMax`` (float) -> float.

@@ -52,7 +52,7 @@ ELEMENT_TYPES: tuple[ElementType, ...] = (
     ElementType("uint32", np.dtype(np.uint32), TensorProto.UINT32, "dt_uint32"),
     ElementType("uint64", np.dtype(np.uint64), TensorProto.UINT64, "dt_uint64"),
     ElementType("bool", np.dtype(np.bool_), TensorProto.BOOL, "dt_bool"),
-    # Types the PyOp bridge must never see (FINDINGS: std::terminate, exit 134).
+    # Types the PyOp bridge must never see (onnxruntime-extensions: std::terminate, exit 134; docs/divergences.md).
     ElementType("float16", np.dtype(np.float16), TensorProto.FLOAT16, None),
     ElementType("bfloat16", None, TensorProto.BFLOAT16, None),
 )

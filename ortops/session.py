@@ -150,7 +150,7 @@ def prepare_model(model) -> onnx.ModelProto:
       one) and moves the node to the private domain ``ortops._bridge``, where TopK's
       ``index_element_type`` picks the registration with int32 or int64 indices and the
       node's name travels along for error messages;
-    * carries float16 and bfloat16 around the bridge, which cannot see them (FINDINGS: they
+    * carries float16 and bfloat16 around the bridge, which cannot see them (docs/divergences.md: they
       abort the process): ``Cast`` to float32 before TopK and back after (exact: every such
       value is a float32 value, and indices come from the original order); ``Cast`` to
       float64 around ScatterElementsUpdate (accumulation in float64, one rounding back: the
@@ -270,7 +270,7 @@ def session_options(sess_options=None):
 
     Notes
     -----
-    On the raw path an op error cannot be raised through ORT (FINDINGS: any exception in a
+    On the raw path an op error cannot be raised through ORT (docs/divergences.md: any exception in a
     PyOp aborts the process). Instead the op returns **empty outputs** (shape ``(0,)``, the
     declared dtype), and the error, naming the op, node (after :func:`prepare_model`), value
     and valid range, is logged on the ``ortops`` logger at ERROR level. A downstream node

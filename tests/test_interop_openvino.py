@@ -183,7 +183,7 @@ def test_arg_max_on_int32_is_refused():
 # --- differential tests against the reference ------------------------------------------------------------
 
 # Inputs on which OpenVINO's CPU plugin and ortops must agree exactly: values that survive the
-# plugin's int32/float32 arithmetic (FINDINGS; see ortops.conformance.openvino_oracle for the rest).
+# plugin's int32/float32 arithmetic (docs/divergences.md; see ortops.conformance.openvino_oracle for the rest).
 _TOP_K_DTYPES = [np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                  np.uint64]
 

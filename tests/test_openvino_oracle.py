@@ -51,10 +51,10 @@ def test_seed_examples_agree():
 
 
 @pytest.mark.parametrize(("case", "topic", "evidence"), [
-    # FINDINGS: mean(-3, -4) -> -3 on OpenVINO CPU, the spec's floor gives -4
+    # OpenVINO 2026.4.1: mean(-3, -4) -> -3 on OpenVINO CPU, the spec's floor gives -4
     (scatter_case(np.array([0], np.int32), [0, 0], np.array([-3, -4], np.int32), reduction="mean", use_init_val=0),
      "integer-mean-rounding", "truncation toward zero: [-3]"),
-    # FINDINGS: uint8 mean of 1, 253, 252 -> 83 (the sum wraps in uint8); the spec's floor mean is 168
+    # OpenVINO 2026.4.1: uint8 mean of 1, 253, 252 -> 83 (the sum wraps in uint8); the spec's floor mean is 168
     (scatter_case(np.array([1], np.uint8), [0, 0], np.array([253, 252], np.uint8), reduction="mean"),
      "narrow-type-overflow", "accumulated in uint8 (wrapping)"),
     (scatter_case(np.array([1.0, 5.0]), [1], np.array([1e-10]), reduction="sum"),

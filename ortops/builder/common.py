@@ -17,7 +17,7 @@ from .schemas import SCHEMA_VERSION, register_schemas
 
 __all__ = ["IR_VERSION", "Tensor", "make_model", "custom_node", "dims"]
 
-#: ORT 1.31 loads IR <= 13 (FINDINGS); opset 24 needs IR >= 12.
+#: ORT 1.31 and 1.32 load IR <= 13 (docs/divergences.md); opset 24 needs IR >= 12.
 IR_VERSION = 12
 
 Tensor = tuple[str, int, Sequence[int | str | None] | None]  # (name, elem_type, shape)

@@ -272,7 +272,7 @@ def _error_case(name: str, source: str, data, why: str, **attrs) -> Case:
 
 
 def seed_cases() -> list[Case]:
-    """The walk-through's example (shared/seeds/003): ``a = np.arange(6).reshape(2, 3) + 10``.
+    """The worked example of ncnn's ArgMax layer (``src/layer/argmax.cpp``): ``a = np.arange(6).reshape(2, 3) + 10``.
 
     Expected outputs are written by hand from the walk-through: ``np.argmax(a) == 5``, the
     values 15 > 14 > ... > 10 sit at flat indices 5, 4, ..., 0; ``np.argmax(a, axis=0)`` is

@@ -4,7 +4,7 @@ Rows are topics. A case belongs to a topic because of what its inputs *are* (val
 NaN is present, an integer mean, an index out of range...), found by :func:`case_topics`.
 The runtime columns (ORT built-in, OpenVINO runtime, ortops) are filled from the verdicts
 the run observed on those cases; OpenVINO's own checks also carry the topic they were
-explained under. The spec columns quote the specs in ``shared/seeds`` (and ncnn's
+explained under. The spec columns quote the op specifications (and ncnn's
 algorithm, which cannot run here: the pip wheel has no ArgMax layer), since a spec is read,
 not run.
 """
@@ -143,7 +143,7 @@ def markdown(results: Sequence[Result]) -> list[str]:
         "",
         "Rows: topics, found from each case's inputs. ORT built-in, OpenVINO runtime and ortops: the verdicts "
         "observed in this run on those cases (ortops: against the NumPy reference of the spec, and its own "
-        "checks such as raising OpError), with the first non-agree reason. Spec columns quote shared/seeds; ncnn is its algorithm "
+        "checks such as raising OpError), with the first non-agree reason. Spec columns quote the op specifications (OpenVINO's TopK-11 and ScatterElementsUpdate-12, ONNX's TopK, ScatterElements and ArgMax pages); ncnn is its algorithm "
         "(not run: the pip wheel has no ArgMax layer).",
         "",
         "| topic | " + " | ".join(COLUMNS) + " |",

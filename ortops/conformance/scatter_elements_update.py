@@ -440,7 +440,7 @@ def _versions(reduction: str, use_init_val: int, wanted=(11, 13, 16, 18)) -> tup
 
 
 def seed_cases() -> list[Case]:
-    """The six examples of OpenVINO's ScatterElementsUpdate-12 spec (shared/seeds/002)."""
+    """The six examples of OpenVINO's ScatterElementsUpdate-12 operation specification."""
     spec = "OpenVINO ScatterElementsUpdate-12 spec example"
     f32, i32 = np.float32, np.int32
     data_1d = np.array([2, 3, 4, 6], f32)

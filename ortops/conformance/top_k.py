@@ -11,7 +11,7 @@ Mapping onto the standard ONNX TopK, and what is comparable
   a different answer is accepted when it is a valid top-k of the slice (compared as sets).
 * NaN: the order is implementation-defined in both specs. ortops ranks NaN above +inf; a
   difference on an input holding NaN is *explained*.
-* Types ORT lacks (uint16, uint32, uint64 for TopK-11/24 in ORT 1.31) are observed, not
+* Types ORT lacks (uint16, uint32, uint64 for TopK-11/24 in ORT 1.31 and 1.32) are observed, not
   assumed: when ORT answers NOT_IMPLEMENTED the check is *skipped* with ORT's message.
 """
 
@@ -229,7 +229,7 @@ def _case(name, source, data, k, *, axis, mode, sort, stable=1, index_element_ty
 
 
 def seed_cases() -> list[Case]:
-    """The worked examples of OpenVINO's TopK-11 spec (shared/seeds/000 and 001)."""
+    """The worked examples of OpenVINO's TopK-11 operation specification."""
     spec_input = np.array([5, 3, 1, 2, 5, 5], np.float32)
     example = {"values": np.array([5, 3, 1, 2], np.float32), "indices": np.array([0, 1, 2, 3])}
     cases = [

@@ -408,7 +408,7 @@ def run(model, feed: Mapping[str, np.ndarray], *, device: str = "CPU") -> list[n
 
     Notes
     -----
-    The CPU plugin computes float64 in float32 (FINDINGS); outputs keep the declared type.
+    The CPU plugin computes float64 in float32 (docs/divergences.md); outputs keep the declared type.
     """
     compiled = compile_model(model, device)
     request = compiled.create_infer_request()

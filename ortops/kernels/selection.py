@@ -2,14 +2,14 @@
 
 The selection runs in ORT's own built-in TopK-11 kernel, called from inside the PyOp through
 a small cached ``onnxruntime.InferenceSession``: NumPy's ``argpartition`` is about 20x slower
-on [64, 32000] k=50 (FINDINGS). Three things make the built-in exact for ortops' semantics:
+on [64, 32000] k=50 (see the README's Performance section). Three things make the built-in exact for ortops' semantics:
 
 * **Ties.** TopK-11 with ``sorted=1`` puts the lower index first among equal values, which is
   a stable sort by value: exactly ortops' rule for every TopK mode.
 * **Types ORT lacks.** uint16 and uint32 are widened (to int32, int64) and uint64 is mapped to
   int64 by flipping its top bit; all three maps preserve order, and values are gathered back
   from the original tensor, so they stay exact.
-* **NaN.** ORT's comparator is undefined with NaN (FINDINGS: [inf, 3, 1, nan]). A float input
+* **NaN.** ORT's comparator is undefined with NaN (ORT 1.31: [inf, 3, 1, nan]). A float input
   whose maximum is NaN is mapped to integer keys that implement ortops' total order:
   -inf < ... < -0.0 == +0.0 < ... < +inf < NaN (all NaNs equal). The check costs one
   reduction (0.25 ms on [64, 32000]), run beside the selection on large inputs (see
@@ -28,7 +28,8 @@ from .. import dtypes
 
 __all__ = ["top_k_indices"]
 
-# The types ORT 1.31's CPU TopK-11 implements (uint16, uint32 and uint64 are NOT_IMPLEMENTED).
+# The types ORT's CPU TopK-11 implements (1.31 and 1.32: uint16, uint32 and uint64 are NOT_IMPLEMENTED;
+# widening them is exact whether or not a later release adds them).
 _NATIVE = {np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8, np.int16, np.int32, np.int64)}
 _sessions: dict[tuple[int, int, int, bool], object] = {}
 _sessions_lock = threading.Lock()

@@ -40,7 +40,7 @@ def arg_max(data, *, out_max_val: int = 0, topk: int = 1) -> np.ndarray:
 
     Notes
     -----
-    Source: ncnn ``src/layer/argmax.cpp`` (shared/seeds/003). It builds a (value, index) pair
+    Source: ncnn ``src/layer/argmax.cpp`` (the ncnn repository). It builds a (value, index) pair
     for every element and calls ``std::partial_sort`` with ``std::greater<std::pair<float,
     int>>``: value descending and, among equal values, the HIGHER index first - the opposite
     of ONNX ArgMax's default. Where ncnn leaves a choice, ortops makes this one:

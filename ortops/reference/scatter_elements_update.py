@@ -52,7 +52,7 @@ def scatter_elements_update(
 
     Notes
     -----
-    Source: OpenVINO ScatterElementsUpdate-12 (shared/seeds/002). For each position ``p`` of
+    Source: OpenVINO ScatterElementsUpdate-12 operation specification. For each position ``p`` of
     ``indices``, in row-major order, the target is ``p`` with coordinate ``axis`` replaced by
     ``indices[p]`` (plus d when negative), and ``output[target] = reduction(updates[p],
     output[target])``. Where the spec leaves a choice, ortops makes this one:
@@ -70,7 +70,7 @@ def scatter_elements_update(
       accumulation in the element type does; they are computed exactly, then wrapped.
     * Integer mean is exact (no overflow in any type) and rounded toward negative infinity,
       as the spec says: mean(-3, -4) = -4. The OpenVINO CPU plugin truncates toward zero and
-      accumulates in the element type instead (FINDINGS); ortops follows the spec.
+      accumulates in the element type instead (docs/divergences.md); ortops follows the spec.
     * Floats accumulate in float64, in row-major order of ``indices``; float32 results are
       rounded to float32 once, at the end (and may overflow to +-inf there).
     * Float min and max: a NaN operand makes the result NaN; of equal operands (-0.0 and

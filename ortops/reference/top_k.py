@@ -76,12 +76,12 @@ def top_k(
 
     Notes
     -----
-    Source: OpenVINO TopK-11 (shared/seeds/001). Where the spec leaves a choice, ortops makes
+    Source: OpenVINO's TopK-11 operation specification. Where the spec leaves a choice, ortops makes
     one, so that every call has exactly one answer:
 
     * Order. Numbers compare in ordinary numeric order. For floats, NaN is greater than +inf
       and all NaNs are equal to each other; -0.0 and +0.0 are equal (a tie). The spec does
-      not define NaN, and OpenVINO and ONNX Runtime place it differently (FINDINGS).
+      not define NaN, and OpenVINO and ONNX Runtime place it differently (docs/divergences.md).
     * Ties. The selected elements are the first k of a stable sort of the slice in the mode's
       direction: of equal values, the lower index is selected first. This is the spec's
       ``stable=true`` result, and ortops gives it for ``stable=0`` too (where the spec allows

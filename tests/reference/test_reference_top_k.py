@@ -64,7 +64,7 @@ def _assert_same(actual: np.ndarray, expected: np.ndarray):
 
 @pytest.mark.parametrize("stable", [0, 1])
 def test_top_k_seed_example(stable):
-    # shared/seeds/001: with stable=true the single correct answer is [5,3,1,2] / [0,1,2,3].
+    # OpenVINO's TopK-11 specification, example 2: with stable=true the single correct answer is [5,3,1,2] / [0,1,2,3].
     result = top_k(np.array([5, 3, 1, 2, 5, 5], np.int32), np.array(4), axis=0, mode="min", sort="index", stable=stable)
     assert isinstance(result, TopKResult)
     np.testing.assert_array_equal(result.values, [5, 3, 1, 2])
