@@ -70,7 +70,9 @@ def arg_max(data: str, *, out_max_val: int = 0, topk: int = 1, output: str = "ou
     rounded up to 16 bytes: when ``w * h`` (times ``d``) is not a multiple of 4, ncnn also
     ranks the padding after each channel and its indices count it (element (c, y, x) is
     ``c * cstep + y * w + x``); ortops flattens the logical tensor in C order
-    (``c * h * w + y * w + x``). 1-D and 2-D blobs, and channels without padding, agree.
+    (``c * h * w + y * w + x``). Since ncnn release 20250916, 1-D and 2-D ``Mat``\ s are padded
+    to a multiple of 4 elements too, so ncnn can rank padding there as well. Only inputs with
+    no padding in any rank (element counts per channel a multiple of 4) agree by layout.
     """
     return custom_node(ARG_MAX, (data,), (output,), name, dict(out_max_val=out_max_val, topk=topk))
 
