@@ -19,7 +19,7 @@ Every row is one implementation on one case, called the way a user calls it:
 * ``built-in``: a plain ``onnxruntime.InferenceSession`` of the standard-ONNX equivalent
   (:data:`BUILT_INS`): TopK-11 (``sorted=0`` for ``sort="none"``); ScatterElements-18
   ``add``, or the standard-op composition of
-  :func:`ortops.builder.scatter_elements_update.scatter_mean_composition` where no
+  :func:`ortops.builder.scatter_mean_composition` where no
   reduction maps; ``Reshape`` + ``ArgMax(select_last_index=1)``, or TopK-11 on the flattened
   tensor for ``topk > 1``. ArgMax ``topk=1`` cases also show ``select_last_index=0``: not
   equivalent (ties go to the lower index), but ORT's fast path;
@@ -360,8 +360,8 @@ def _make_call(op: str, impl: str, p: dict, inputs: dict[str, np.ndarray]) -> Ca
     from . import builder, reference
     # The ScatterElementsUpdate and ArgMax model builders, from their modules (the package's
     # ``scatter_elements_update``/``arg_max`` names are the node builders).
-    from .builder.arg_max import arg_max_model, onnx_arg_max_equivalent_model
-    from .builder.scatter_elements_update import (
+    from .builder import arg_max_model, onnx_arg_max_equivalent_model
+    from .builder import (
         onnx_scatter_elements_model,
         scatter_elements_update_model,
         scatter_mean_composition,

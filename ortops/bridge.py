@@ -46,13 +46,14 @@ import logging
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from . import dtypes
 from .errors import OpError
-from .opdefs import ARG_MAX, SCATTER_ELEMENTS_UPDATE, TOP_K, OpDef
+from .ops import OPS
+from .ops.spec import OpSpec
 
 __all__ = ["register", "library_path", "capture_errors", "BRIDGE_DOMAIN", "BridgeOp", "bridge_ops"]
 
@@ -68,34 +69,40 @@ NODE_NAME_ATTR = "node_name"
 class BridgeOp:
     """One registration family: an op type and the input/output types it is registered for."""
 
-    opdef: OpDef
+    opdef: OpSpec
     domain: str
     op_type: str
     signatures: tuple[tuple[tuple[dtypes.ElementType, ...], tuple[dtypes.ElementType, ...]], ...]
     fixed_attrs: tuple[tuple[str, str], ...] = ()  # attributes implied by the op type
     carries_node_name: bool = False
     rounds_to: str | None = None  # float16/bfloat16: float64 outputs are rounded to its precision
+    requires: tuple[tuple[str, Any], ...] = ()  # attribute values the declared output types can carry
 
     @property
     def qualified_name(self) -> str:
         return f"{self.domain}::{self.op_type}"
 
 
-def _top_k_signatures(index_type: str):
-    t_ind = dtypes.from_name(index_type)
-    return tuple(((t, k), (t, t_ind)) for t in dtypes.NUMERIC_TYPES for k in dtypes.INTEGER_TYPES)
+def _signatures(op: OpSpec, restrict: Sequence[tuple[str, tuple[str, ...]]] = ()):
+    """Every (input types, output types) the bridge can carry for ``op``: the product of its
+    type parameters' carriable types (in the order the inputs first use them), each output
+    typed by its input's parameter or by a parameter restricted to one type."""
+    restricted = dict(restrict)
+    table = {t.name: [dtypes.from_name(n) for n in restricted.get(t.name, t.types)] for t in op.type_params}
+    params = list(dict.fromkeys(op.input_types))
+    choices = [[t for t in table[p] if t.bridge is not None] for p in params]
+    signatures = []
+    for combo in itertools.product(*choices):
+        chosen = dict(zip(params, combo))
+        outputs = []
+        for p in op.output_types:
+            if p not in chosen and len(table[p]) != 1:
+                raise ValueError(f"{op.op_type}: output type {p} is fixed neither by the inputs nor by a variant")
+            outputs.append(chosen.get(p) or table[p][0])
+        signatures.append((tuple(chosen[p] for p in op.input_types), tuple(outputs)))
+    return tuple(signatures)
 
 
-_SCATTER_SIGNATURES = tuple(
-    ((t, i, t, a), (t,))
-    for t in (*dtypes.NUMERIC_TYPES, dtypes.from_name("bool"))
-    for i, a in itertools.product(dtypes.INTEGER_TYPES, repeat=2)
-)
-_ARG_MAX_SIGNATURES = (((dtypes.from_name("float"),), (dtypes.from_name("float"),)),)
-_CARRIED_SCATTER_SIGNATURES = tuple(
-    ((t, i, t, a), (t,)) for t in (dtypes.from_name("double"),)
-    for i, a in itertools.product(dtypes.INTEGER_TYPES, repeat=2)
-)
 #: (significand bits, frexp exponent of the smallest normal) of the types carried as float64.
 _PRECISION = {"float16": (11, -13), "bfloat16": (8, -125)}
 
@@ -111,18 +118,27 @@ def round_to_precision(x: np.ndarray, carried: str) -> np.ndarray:
 
 
 def bridge_ops() -> tuple[BridgeOp, ...]:
-    """Every registration family ortops makes, public and private."""
-    return (
-        BridgeOp(TOP_K, TOP_K.domain, "TopK", _top_k_signatures("int32")),
-        BridgeOp(SCATTER_ELEMENTS_UPDATE, SCATTER_ELEMENTS_UPDATE.domain, "ScatterElementsUpdate", _SCATTER_SIGNATURES),
-        BridgeOp(ARG_MAX, ARG_MAX.domain, "ArgMax", _ARG_MAX_SIGNATURES),
-        BridgeOp(TOP_K, BRIDGE_DOMAIN, "TopK_i32", _top_k_signatures("int32"), (("index_element_type", "i32"),), True),
-        BridgeOp(TOP_K, BRIDGE_DOMAIN, "TopK_i64", _top_k_signatures("int64"), (("index_element_type", "i64"),), True),
-        BridgeOp(SCATTER_ELEMENTS_UPDATE, BRIDGE_DOMAIN, "ScatterElementsUpdate", _SCATTER_SIGNATURES, (), True),
-        BridgeOp(ARG_MAX, BRIDGE_DOMAIN, "ArgMax", _ARG_MAX_SIGNATURES, (), True),
-        *(BridgeOp(SCATTER_ELEMENTS_UPDATE, BRIDGE_DOMAIN, f"ScatterElementsUpdate_{carried}",
-                   _CARRIED_SCATTER_SIGNATURES, (), True, carried) for carried in _PRECISION),
-    )
+    """Every registration family ortops makes, public and private, from :data:`ortops.ops.OPS`.
+
+    Per op: the public ``domain::op_type`` for the raw path (typed by the variant that the
+    attributes' defaults choose); in :data:`BRIDGE_DOMAIN` one twin per variant (or one twin),
+    carrying the node's name; and with a rounding :class:`~ortops.ops.spec.Carrier`, one twin
+    per carried type, computed in the carrier type and rounded to the carried one.
+    """
+    public, private, carried = [], [], []
+    for op in OPS:
+        default = op.variant(op.defaults())
+        public.append(BridgeOp(op, op.domain, op.op_type, _signatures(op, default.types if default else ()),
+                               requires=default.attrs if default else ()))
+        for variant in op.variants or (None,):
+            private.append(BridgeOp(op, BRIDGE_DOMAIN, op.op_type + (variant.suffix if variant else ""),
+                                    _signatures(op, variant.types if variant else ()),
+                                    variant.attrs if variant else (), True))
+        if op.carrier is not None and op.carrier.rounds:
+            via = ((op.input_types[0], (op.carrier.via,)),)
+            carried += [BridgeOp(op, BRIDGE_DOMAIN, f"{op.op_type}_{name}", _signatures(op, via), (), True, name)
+                        for name in _PRECISION]
+    return (*public, *private, *carried)
 
 
 class _Kernel:
@@ -145,17 +161,19 @@ class _Kernel:
             node_name = raw.pop(NODE_NAME_ATTR, None) if self.op.carries_node_name else None
             for name, value in self.op.fixed_attrs:
                 if raw.get(name, value) != value:
-                    raise OpError(self.op.opdef.op_type, f"internal op {self.op.op_type} got {name}={raw[name]!r}")
+                    raise OpError(self.op.opdef.op_type, f"internal op {self.op.op_type} got {name}={raw[name]!r}",
+                                  kind="attribute")
                 raw[name] = value
             attrs = self.op.opdef.parse_attributes(raw, node_name)
-            if attrs.get("index_element_type") == "i64" and self.output_dtypes[1] != np.int64:
-                raise OpError(
-                    "TopK",
-                    "index_element_type='i64' cannot be carried by the raw path: an attribute cannot choose "
-                    "an output type in the PyOp bridge; pass the model through ortops.prepare_model, or use "
-                    "ortops.InferenceSession",
-                    node_name,
-                )
+            for name, value in self.op.requires:
+                if attrs[name] != value:
+                    raise OpError(
+                        self.op.opdef.op_type,
+                        f"{name}={attrs[name]!r} cannot be carried by the raw path: an attribute cannot choose "
+                        "an output type in the PyOp bridge; pass the model through ortops.prepare_model, or use "
+                        "ortops.InferenceSession",
+                        node_name, kind="attribute",
+                    )
             cached = (attrs, node_name)
             if len(self._attr_cache) < 256:
                 self._attr_cache[key] = cached
@@ -222,7 +240,7 @@ def _report(error: OpError) -> None:
 def _as_op_error(kernel: _Kernel, exc: BaseException) -> OpError:
     if isinstance(exc, OpError):
         return exc
-    return OpError(kernel.op.opdef.op_type, f"internal error {type(exc).__name__}: {exc}")
+    return OpError(kernel.op.opdef.op_type, f"internal error {type(exc).__name__}: {exc}", kind="internal")
 
 
 def _pack(k_id: int, outputs: Sequence[np.ndarray]) -> tuple:
@@ -258,12 +276,6 @@ def _foreign_call(k_id, feed, attributes):
         return _pack(k_id, [np.empty((0,), by_code.get(c, np.float32)) for c in types])
 
 
-def _computes() -> dict[str, Callable]:
-    from .kernels import arg_max, scatter_elements_update, top_k
-
-    return {"TopK": top_k, "ScatterElementsUpdate": scatter_elements_update, "ArgMax": arg_max}
-
-
 def register() -> None:
     """Register every ortops op with the PyOp bridge and install the safe hook.
 
@@ -278,14 +290,13 @@ def register() -> None:
             return
         from onnxruntime_extensions import PyCustomOpDef, _ocos, onnx_op
 
-        computes = _computes()
         for op in bridge_ops():
             kinds = {"int": PyCustomOpDef.dt_int64, "string": PyCustomOpDef.dt_string}
             attrs = {a.name: kinds[a.kind] for a in op.opdef.attrs if a.name not in dict(op.fixed_attrs)}
             if op.carries_node_name:
                 attrs[NODE_NAME_ATTR] = PyCustomOpDef.dt_string
             for inputs, outputs in op.signatures:
-                kernel = _Kernel(op, computes[op.opdef.op_type], [t.numpy for t in outputs])
+                kernel = _Kernel(op, op.opdef.kernel.resolve(), [t.numpy for t in outputs])
                 opdef = onnx_op(
                     op_type=op.qualified_name,
                     inputs=[dtypes.bridge_code(t) for t in inputs],

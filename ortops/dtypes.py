@@ -21,6 +21,11 @@ __all__ = [
     "from_name",
     "bridge_code",
     "INDEX_ELEMENT_TYPES",
+    "CARRIED_TYPES",
+    "names",
+    "onnx_name",
+    "numpy_to_onnx",
+    "wrap",
 ]
 
 
@@ -69,6 +74,40 @@ INTEGER_TYPES: tuple[ElementType, ...] = tuple(
 )
 #: The numeric types the bridge can carry: float32, float64 and every integer type.
 NUMERIC_TYPES: tuple[ElementType, ...] = (_BY_NAME["float"], _BY_NAME["double"], *INTEGER_TYPES)
+#: The types an op takes only around the bridge (cast to a carrier type; see ``ortops.ops.spec.Carrier``).
+CARRIED_TYPES: tuple[ElementType, ...] = tuple(t for t in ELEMENT_TYPES if t.bridge is None)
+
+
+def names(types) -> tuple[str, ...]:
+    """The ONNX names of a sequence of rows, e.g. for an op's type table."""
+    return tuple(t.name for t in types)
+
+
+def onnx_name(elem_type: int) -> str:
+    """The ONNX name of an element type (``"float"``), also for types ortops has no row for
+    (``"string"``), and ``"unknown"`` for 0."""
+    if elem_type in _BY_ONNX:
+        return _BY_ONNX[elem_type].name
+    return TensorProto.DataType.Name(elem_type).lower() if elem_type else "unknown"
+
+
+def numpy_to_onnx(dtype) -> int:
+    """The ``onnx.TensorProto`` element type of a NumPy dtype (also ml_dtypes' bfloat16)."""
+    dtype = np.dtype(dtype)
+    row = _BY_NUMPY.get(dtype)
+    if row is not None:
+        return row.onnx
+    if dtype.name == "bfloat16":
+        return TensorProto.BFLOAT16
+    raise KeyError(f"ortops has no ONNX type for dtype {dtype}")
+
+
+def wrap(value: int, dtype) -> int:
+    """The integer ``value`` wrapped around into ``dtype``'s range, as C++ arithmetic in that
+    type does (two's complement for signed types)."""
+    info = np.iinfo(dtype)
+    span = int(info.max) - int(info.min) + 1
+    return (int(value) - int(info.min)) % span + int(info.min)
 
 
 def from_name(name: str) -> ElementType:

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
-__all__ = ["OpError"]
+__all__ = ["OpError", "KINDS"]
+
+#: What an :class:`OpError` is about, machine-readable (``OpError.kind``).
+KINDS = {
+    "attribute": "an attribute is missing, repeated, unknown, of the wrong type or out of range",
+    "dtype": "an input's element type is not one the op takes",
+    "shape": "an input's rank or shape does not fit (e.g. a non-scalar k, updates unlike indices)",
+    "axis": "an axis outside [-rank, rank-1]",
+    "k_range": "k (TopK) or topk (ArgMax) outside [1, size]",
+    "index_range": "an index outside [-d, d-1]",
+    "precision": "a result cannot be represented exactly in the output type (e.g. a flat index above 2**24 "
+                 "in float32, an index above the int32 maximum)",
+    "model": "the model cannot hold the node (an unknown op of an ortops domain, missing inputs, an opset too old)",
+    "internal": "a bug in ortops (an unexpected exception inside an op)",
+    "invalid": "any other invalid input",
+}
 
 
 class OpError(ValueError):
@@ -20,20 +35,30 @@ class OpError(ValueError):
         What is wrong, without the op and node prefix.
     node_name : str or None
         The ONNX node's name, when known and non-empty.
+    kind : str
+        What the error is about, one of :data:`KINDS` (``"k_range"``, ``"index_range"``,
+        ``"attribute"``, ``"dtype"``, ...): for programs, so that nothing parses the message.
     """
 
-    def __init__(self, op_type: str, detail: str, node_name: str | None = None):
+    def __init__(self, op_type: str, detail: str, node_name: str | None = None, *, kind: str = "invalid"):
+        if kind not in KINDS:
+            raise ValueError(f"OpError kind {kind!r} is not one of {sorted(KINDS)}")
         self.op_type = op_type
         self.detail = detail
         self.node_name = node_name or None
+        self.kind = kind
         where = f"{op_type} node {self.node_name!r}" if self.node_name else op_type
         super().__init__(f"{where}: {detail}")
 
     def __reduce__(self):
-        return (type(self), (self.op_type, self.detail, self.node_name))
+        return (_rebuild, (self.op_type, self.detail, self.node_name, self.kind))
 
     def with_node(self, node_name: str | None) -> "OpError":
         """Return the same error naming ``node_name`` (used when the node becomes known)."""
         if not node_name or self.node_name:
             return self
-        return OpError(self.op_type, self.detail, node_name)
+        return OpError(self.op_type, self.detail, node_name, kind=self.kind)
+
+
+def _rebuild(op_type: str, detail: str, node_name: str | None, kind: str) -> OpError:
+    return OpError(op_type, detail, node_name, kind=kind)

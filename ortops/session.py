@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any, Sequence
+from typing import Sequence
 
 import onnx
 from onnx import TensorProto, helper
@@ -12,35 +11,17 @@ from onnx import TensorProto, helper
 from . import bridge, dtypes
 from .builder.schemas import SCHEMA_VERSION, register_schemas
 from .errors import OpError
-from .opdefs import NCNN_DOMAIN, OPENVINO_DOMAIN, OpDef, find_op
+from .graph import check_node, graphs, load_model
+from .ops.spec import OpSpec
 
 __all__ = ["InferenceSession", "session_options", "prepare_model"]
 
 _CONFIG_KEY = "ortops.custom_ops_registered"
-_UNCARRIED = {TensorProto.FLOAT16, TensorProto.BFLOAT16}
-_INTEGER = {t.onnx for t in dtypes.INTEGER_TYPES}
-_NUMERIC = {t.onnx for t in dtypes.NUMERIC_TYPES}
-_ATTR_KINDS = {"int": onnx.AttributeProto.INT, "string": onnx.AttributeProto.STRING}
-# Which float type carries a float16/bfloat16 tensor through the bridge: float32 keeps TopK
-# exact (every float16/bfloat16 value is a float32 value); ScatterElementsUpdate computes in
-# float64 so that a sum or mean is rounded once, back to the original type.
-_CARRIER = {"TopK": TensorProto.FLOAT, "ScatterElementsUpdate": TensorProto.DOUBLE}
+_UNCARRIED = {t.onnx for t in dtypes.CARRIED_TYPES}
 # The default-domain opset the carrying Casts need: Cast takes bfloat16 from Cast-13 and an
 # integer ``to`` from Cast-6. ORT checks the Casts against the model's opset import.
 _CAST_OPSET = {TensorProto.FLOAT16: 6, TensorProto.BFLOAT16: 13}
 _DEFAULT_DOMAINS = ("", "ai.onnx")
-
-
-def _load(model) -> onnx.ModelProto:
-    if isinstance(model, onnx.ModelProto):
-        copy = onnx.ModelProto()
-        copy.CopyFrom(model)
-        return copy
-    if isinstance(model, (bytes, bytearray)):
-        return onnx.load_from_string(bytes(model))
-    if isinstance(model, (str, os.PathLike)):
-        return onnx.load(os.fspath(model))
-    raise TypeError(f"model must be an onnx.ModelProto, bytes or a path, not {type(model).__name__}")
 
 
 def _element_types(model: onnx.ModelProto) -> dict[str, int]:
@@ -56,84 +37,56 @@ def _element_types(model: onnx.ModelProto) -> dict[str, int]:
     return types
 
 
-def _type_name(elem_type: int) -> str:
-    return dtypes.from_onnx(elem_type).name if elem_type in {t.onnx for t in dtypes.ELEMENT_TYPES} else (
-        TensorProto.DataType.Name(elem_type).lower() if elem_type else "unknown")
-
-
-def _raw_attributes(node: onnx.NodeProto, opdef: OpDef) -> dict[str, Any]:
-    kinds = {a.name: a.kind for a in opdef.attrs}
-    raw = {}
-    for attr in node.attribute:
-        if attr.name in raw:  # ambiguous: which one wins differs between runtimes
-            raise OpError(opdef.op_type, f"attribute {attr.name!r} appears more than once", node.name)
-        kind = kinds.get(attr.name)
-        if kind is not None and attr.type != _ATTR_KINDS[kind]:
-            raise OpError(
-                opdef.op_type,
-                f"attribute {attr.name!r} has ONNX type {onnx.AttributeProto.AttributeType.Name(attr.type)}; "
-                f"it must be {kind.upper()}",
-                node.name,
-            )
-        raw[attr.name] = helper.get_attribute_value(attr)
-    return raw
-
-
-def _check_input_types(node: onnx.NodeProto, opdef: OpDef, types: dict[str, int]) -> list[int]:
-    if len(node.input) != len(opdef.inputs) or any(not name for name in node.input):
-        raise OpError(opdef.op_type, f"has inputs {list(node.input)}; it needs exactly {list(opdef.inputs)}", node.name)
-    if len(node.output) != len(opdef.outputs):
-        raise OpError(opdef.op_type, f"has outputs {list(node.output)}; it needs {list(opdef.outputs)}", node.name)
+def _check_input_types(node: onnx.NodeProto, op: OpSpec, types: dict[str, int]) -> list[int]:
+    """The element type of each input, checked against the op's type table: inputs of one
+    type parameter must agree, and float16/bfloat16 need the op's carrier."""
     found = [types.get(name, 0) for name in node.input]
-    for role, name, elem_type in zip(opdef.inputs, node.input, found):
+    for role, name, elem_type in zip(op.inputs, node.input, found):
         if elem_type == 0:
-            raise OpError(opdef.op_type, f"the element type of input {role!r} ({name!r}) cannot be inferred", node.name)
-    data_type = found[0]
-    if opdef.op_type == "ArgMax":
-        allowed, what = {TensorProto.FLOAT}, "float (ncnn ArgMax is float32-only)"
-    elif opdef.op_type == "TopK":
-        allowed, what = _NUMERIC | _UNCARRIED, "a numeric type"
-    else:
-        allowed, what = _NUMERIC | _UNCARRIED | {TensorProto.BOOL}, "a numeric type or bool"
-    if data_type not in allowed:
-        raise OpError(opdef.op_type, f"input 'data' has type {_type_name(data_type)}; it must be {what}", node.name)
-    for role, elem_type in zip(opdef.inputs[1:], found[1:]):
-        if role == "updates":
-            if elem_type != data_type:
-                raise OpError(opdef.op_type, f"input 'updates' has type {_type_name(elem_type)}; it must match "
-                              f"data's {_type_name(data_type)}", node.name)
-        elif elem_type not in _INTEGER:
-            raise OpError(opdef.op_type, f"input {role!r} has type {_type_name(elem_type)}; it must be an "
-                          "integer type", node.name)
+            raise OpError(op.op_type, f"the element type of input {role!r} ({name!r}) cannot be inferred", node.name,
+                          kind="dtype")
+    first: dict[str, tuple[str, int]] = {}
+    for role, param, elem_type in zip(op.inputs, op.input_types, found):
+        if param in first:
+            other_role, other = first[param]
+            if elem_type != other:
+                raise OpError(op.op_type, f"input {role!r} has type {dtypes.onnx_name(elem_type)}; it must match "
+                              f"{other_role}'s {dtypes.onnx_name(other)}", node.name, kind="dtype")
+            continue
+        first[param] = (role, elem_type)
+        table = op.type_param(param)
+        accepted = {dtypes.from_name(n).onnx for n in table.types}
+        if op.carrier is None:
+            accepted -= _UNCARRIED
+        if elem_type not in accepted:
+            raise OpError(op.op_type, f"input {role!r} has type {dtypes.onnx_name(elem_type)}; it must be "
+                          f"{table.doc}", node.name, kind="dtype")
     return found
 
 
-def _bridge_op_type(opdef: OpDef, attrs: dict) -> str:
-    if opdef.op_type == "TopK":
-        return f"TopK_{attrs['index_element_type']}"
-    return opdef.op_type
-
-
-def _rewrite(node: onnx.NodeProto, opdef: OpDef, types: dict[str, int]) -> list[onnx.NodeProto]:
-    attrs = opdef.parse_attributes(_raw_attributes(node, opdef), node.name)
-    found = _check_input_types(node, opdef, types)
-    bridge_op = _bridge_op_type(opdef, attrs)
-    if found[0] in _UNCARRIED and opdef.op_type == "ScatterElementsUpdate":
-        bridge_op = f"{bridge_op}_{_type_name(found[0])}"  # rounds the float64 result once, for the Cast back
-    fixed = {"index_element_type"} if opdef.op_type == "TopK" else set()
+def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int]) -> list[onnx.NodeProto]:
+    found = _check_input_types(node, op, types)
+    variant = op.variant(attrs)
+    bridge_op = op.op_type + (variant.suffix if variant else "")
+    carried = found[0] in _UNCARRIED
+    if carried and op.carrier.rounds:
+        bridge_op = f"{bridge_op}_{dtypes.onnx_name(found[0])}"  # rounds the float64 result once, for the Cast back
+    fixed = {name for name, _ in variant.attrs} if variant else set()
     bridge_attrs = {k: v for k, v in attrs.items() if k not in fixed}
     inputs, outputs, before, after = list(node.input), list(node.output), [], []
-    if found[0] in _UNCARRIED:
-        carrier = _CARRIER[opdef.op_type]
+    if carried:
+        carrier = dtypes.from_name(op.carrier.via).onnx
         prefix = f"{node.name or node.output[0]}/ortops_cast"
-        carried = [0] if opdef.op_type == "TopK" else [0, 2]  # data (and updates)
-        for i in carried:
+        for i in op.carrier.inputs:
             cast_name = f"{prefix}_in{i}"
             before.append(helper.make_node("Cast", [inputs[i]], [cast_name], to=carrier, name=cast_name))
             inputs[i] = cast_name
-        cast_out = f"{prefix}_out0"
-        after.append(helper.make_node("Cast", [cast_out], [outputs[0]], to=found[0], name=cast_out + "_cast"))
-        outputs[0] = cast_out
+        for i, param in enumerate(op.output_types):
+            if param != op.input_types[0]:
+                continue
+            cast_out = f"{prefix}_out{i}"
+            after.append(helper.make_node("Cast", [cast_out], [outputs[i]], to=found[0], name=cast_out + "_cast"))
+            outputs[i] = cast_out
     rewritten = helper.make_node(bridge_op, inputs, outputs, name=node.name or None, domain=bridge.BRIDGE_DOMAIN,
                                  **bridge_attrs, **{bridge.NODE_NAME_ATTR: node.name})
     return [*before, rewritten, *after]
@@ -177,20 +130,22 @@ def prepare_model(model) -> onnx.ModelProto:
         bfloat16 data in a model whose default-domain opset is too old for the Cast around
         the op and is used by other nodes.
     """
-    model = _load(model)
+    model = load_model(model)
     register_schemas()
+    for graph in graphs(model.graph):
+        if graph is not model.graph:  # ortops nodes in subgraphs are checked, not rewritten
+            for node in graph.node:
+                check_node(node)
     types = _element_types(model)
     nodes: list[onnx.NodeProto] = []
     carried: list[tuple[onnx.NodeProto, int]] = []  # nodes whose data is cast around the bridge
     original = list(model.graph.node)
     for node in original:
-        opdef = find_op(node.domain, node.op_type)
-        if opdef is None:
-            if node.domain in (OPENVINO_DOMAIN, NCNN_DOMAIN):
-                raise OpError(node.op_type, f"is not an op of domain {node.domain!r}", node.name)
+        checked = check_node(node)
+        if checked is None:
             nodes.append(node)
             continue
-        nodes.extend(_rewrite(node, opdef, types))
+        nodes.extend(_rewrite(node, *checked, types))
         if types.get(node.input[0]) in _UNCARRIED:
             carried.append((node, types[node.input[0]]))
     del model.graph.node[:]
@@ -220,9 +175,9 @@ def _ensure_cast_opset(model: onnx.ModelProto, carried: list[tuple[onnx.NodeProt
     if others or model.functions:
         raise OpError(
             node.op_type,
-            f"input 'data' has type {_type_name(elem_type)}, which ortops carries around the bridge with Cast; "
+            f"input 'data' has type {dtypes.onnx_name(elem_type)}, which ortops carries around the bridge with Cast; "
             f"Cast needs default-domain opset >= {needed} for it, and the model imports opset {version}",
-            node.name,
+            node.name, kind="model",
         )
     for o in imports:
         model.opset_import.remove(o)

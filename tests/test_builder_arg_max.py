@@ -17,7 +17,7 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 from ortops import InferenceSession, OpError
-from ortops.builder.arg_max import (
+from ortops.ops.arg_max.builder import (
     ARG_MAX_OPSET,
     arg_max,
     arg_max_model,
@@ -26,7 +26,7 @@ from ortops.builder.arg_max import (
     onnx_arg_max_equivalent_model,
 )
 from ortops.builder.common import IR_VERSION
-from ortops.opdefs import NCNN_DOMAIN
+from ortops.ops import NCNN_DOMAIN
 
 TIES = np.array([1, 3, 3, 2, 3], np.float32)  # the maximum 3 at flat indices 1, 2 and 4
 
@@ -172,6 +172,6 @@ def test_side_by_side_naive_differs_on_ties():
 
 
 def test_builder_never_imports_onnxruntime():
-    code = ("import sys; from ortops.builder.arg_max import arg_max_side_by_side; "
+    code = ("import sys; from ortops.ops.arg_max.builder import arg_max_side_by_side; "
             "arg_max_side_by_side(2, topk=3); sys.exit('onnxruntime' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper
 
 import ortops
 from ortops.builder.common import IR_VERSION
-from ortops.builder.scatter_elements_update import (
+from ortops.ops.scatter_elements_update.builder import (
     COMPOSITION_OPSET,
     ONNX_REDUCTION,
     SCATTER_ELEMENTS_REDUCTIONS,
@@ -231,7 +231,7 @@ def test_builders_never_import_onnxruntime():
     code = (
         "import sys\n"
         "from onnx import TensorProto\n"
-        "from ortops.builder.scatter_elements_update import *\n"
+        "from ortops.ops.scatter_elements_update.builder import *\n"
         "scatter_elements_update_model(TensorProto.FLOAT, 2)\n"
         "onnx_scatter_elements_model(18, TensorProto.FLOAT, 2, reduction='max')\n"
         "scatter_elements_update_side_by_side(16, TensorProto.FLOAT, 2, axis=0, reduction='sum')\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ortops.conformance import arg_max as suite
+from ortops.ops.arg_max import conformance as suite
 from ortops.conformance import real_model
 from ortops.conformance.cases import Case, combine
 from ortops.conformance.runner import collect_cases, judge_case, suite as suite_of

@@ -10,7 +10,7 @@ import pytest
 
 from ortops import conformance
 from ortops.conformance import real_model, runner
-from ortops.conformance import scatter_elements_update as suite
+from ortops.ops.scatter_elements_update import conformance as suite
 from ortops.conformance.cases import SOURCES
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ortops import cli, conformance
-from ortops.conformance import top_k
+from ortops.ops.top_k import conformance as top_k
 from ortops.conformance.cases import Check, combine
 
 

@@ -248,7 +248,7 @@ def fuzz_top_k(fuzz, examples, seed):
     from hypothesis import seed as with_seed
 
     from ortops import reference
-    from ortops.opdefs import TOP_K
+    from ortops.ops import TOP_K
 
     st, TensorProto, biased, array, shape, scalar_of, integers = _strategies()
     rb = fuzz.robustness
@@ -336,7 +336,7 @@ def fuzz_scatter(fuzz, examples, seed):
     from hypothesis import seed as with_seed
 
     from ortops import reference
-    from ortops.opdefs import SCATTER_ELEMENTS_UPDATE
+    from ortops.ops import SCATTER_ELEMENTS_UPDATE
 
     st, TensorProto, biased, array, shape, scalar_of, integers = _strategies()
     rb = fuzz.robustness
@@ -446,7 +446,7 @@ def fuzz_arg_max(fuzz, examples, seed):
     from hypothesis import seed as with_seed
 
     from ortops import reference
-    from ortops.opdefs import ARG_MAX
+    from ortops.ops import ARG_MAX
 
     st, TensorProto, biased, array, shape, _, _ = _strategies()
     rb = fuzz.robustness

@@ -17,8 +17,8 @@ pytest.importorskip("openvino", reason="OpenVINO is not installed: pip install '
 
 import ortops  # noqa: E402
 from ortops import builder, reference  # noqa: E402
-from ortops.builder.arg_max import arg_max_model  # noqa: E402
-from ortops.builder.scatter_elements_update import scatter_elements_update_model  # noqa: E402
+from ortops.ops.arg_max.builder import arg_max_model  # noqa: E402
+from ortops.ops.scatter_elements_update.builder import scatter_elements_update_model  # noqa: E402
 from ortops.interop import openvino as ov_interop  # noqa: E402
 
 HYPOTHESIS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

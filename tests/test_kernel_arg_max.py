@@ -20,10 +20,10 @@ from hypothesis.extra import numpy as hnp
 
 from ortops import InferenceSession, OpError, reference
 from ortops.builder import make_model
-from ortops.builder.arg_max import arg_max_model
-from ortops.kernels import arg_max
+from ortops.ops.arg_max.builder import arg_max_model
+from ortops.ops.arg_max.kernel import arg_max
 
-kernel_module = importlib.import_module("ortops.kernels.arg_max")
+kernel_module = importlib.import_module("ortops.ops.arg_max.kernel")
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0]
 
@@ -215,7 +215,7 @@ def test_through_inference_session_errors_stay_usable():
 def test_non_float32_input_fails_at_load():
     from onnx import TensorProto
 
-    from ortops.builder.arg_max import arg_max as node
+    from ortops.ops.arg_max.builder import arg_max as node
 
     model = make_model([node("data", name="am")], [("data", TensorProto.DOUBLE, [3])],
                        [("output", TensorProto.FLOAT, [1, 1])], onnx_opset=13)

@@ -19,12 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from ortops import OpError, kernels
-from ortops.kernels import scatter_elements_update as kernel
+from ortops import OpError
+from ortops.ops import SCATTER_ELEMENTS_UPDATE
+from ortops.ops.scatter_elements_update.kernel import scatter_elements_update as kernel
 from ortops.reference import scatter_elements_update as reference
 
-# The module (``ortops.kernels.scatter_elements_update`` the attribute is the function).
-_kernel_module = importlib.import_module("ortops.kernels.scatter_elements_update")
+# The kernel module (its monkeypatchable internals).
+_kernel_module = importlib.import_module("ortops.ops.scatter_elements_update.kernel")
 
 FLOATS = [np.float32, np.float64]
 INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
@@ -98,7 +99,7 @@ def test_kernel_equals_reference(chunk, inputs):
 
 
 def test_kernel_is_the_one_the_bridge_uses():
-    assert kernels.scatter_elements_update is kernel
+    assert SCATTER_ELEMENTS_UPDATE.kernel.resolve() is kernel
 
 
 @pytest.mark.parametrize("reduction, use_init_val, indices, expected", [
@@ -274,7 +275,7 @@ def test_through_ort_with_every_index_and_axis_dtype():
     from onnx import TensorProto, helper
 
     import ortops
-    from ortops.builder.scatter_elements_update import scatter_elements_update_model
+    from ortops.ops.scatter_elements_update.builder import scatter_elements_update_model
 
     data = np.array([[1, 2, 3], [4, 5, 6]], np.int32)
     updates = np.array([[10, 20], [30, 40]], np.int32)

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ortops
-from ortops import kernels, reference
+from ortops import reference
+from ortops.ops.top_k import kernel
 from ortops.kernels import selection
 from conftest import brute_top_k
 
@@ -59,7 +60,7 @@ _FIXTURE_OK = [HealthCheck.function_scoped_fixture]
 @given(case=top_k_cases())
 def test_kernel_equals_reference(selection_path, case):
     data, k, attrs = case
-    got = kernels.top_k(data, k, **attrs)
+    got = kernel.top_k(data, k, **attrs)
     want = reference.top_k(data, k, **attrs)
     _same(got[0], want.values)
     _same(got[1], want.indices)
@@ -69,7 +70,7 @@ def test_kernel_equals_reference(selection_path, case):
 @given(case=top_k_cases())
 def test_kernel_equals_brute_force_on_every_slice(selection_path, case):
     data, k, attrs = case
-    values, indices = kernels.top_k(data, k, **attrs)
+    values, indices = kernel.top_k(data, k, **attrs)
     k = int(np.asarray(k).reshape(()))
     moved = np.moveaxis(data, attrs["axis"], -1)
     got_idx = np.moveaxis(indices, attrs["axis"], -1)
@@ -82,7 +83,7 @@ def test_kernel_equals_brute_force_on_every_slice(selection_path, case):
 
 
 def test_spec_example_min_index_stable():
-    values, indices = kernels.top_k(np.array([5, 3, 1, 2, 5, 5], np.float32), np.array(4), axis=0, mode="min",
+    values, indices = kernel.top_k(np.array([5, 3, 1, 2, 5, 5], np.float32), np.array(4), axis=0, mode="min",
                                     sort="index", stable=1)
     np.testing.assert_array_equal(values, [5, 3, 1, 2])
     np.testing.assert_array_equal(indices, [0, 1, 2, 3])
@@ -90,18 +91,18 @@ def test_spec_example_min_index_stable():
 
 def test_int64_and_uint64_stay_exact():
     big = np.array([2**53 + 1, 2**53, 2**53 + 3], np.int64)
-    values, indices = kernels.top_k(big, np.array(3), axis=0, mode="max", sort="value")
+    values, indices = kernel.top_k(big, np.array(3), axis=0, mode="max", sort="value")
     assert values.tolist() == [2**53 + 3, 2**53 + 1, 2**53]
     huge = np.array([2**64 - 2, 2**63, 2**64 - 1, 0], np.uint64)
-    values, indices = kernels.top_k(huge, np.array(2), axis=0, mode="max", sort="value")
+    values, indices = kernel.top_k(huge, np.array(2), axis=0, mode="max", sort="value")
     assert values.tolist() == [2**64 - 1, 2**64 - 2] and indices.tolist() == [2, 0]
 
 
 def test_nan_ranks_above_inf_in_every_mode():
     data = np.array([1, np.nan, 3, -np.inf, np.inf, np.nan, 2], np.float32)
-    values, indices = kernels.top_k(data, np.array(4), axis=0, mode="max", sort="value", stable=1)
+    values, indices = kernel.top_k(data, np.array(4), axis=0, mode="max", sort="value", stable=1)
     assert indices.tolist() == [1, 5, 4, 2]
-    values, indices = kernels.top_k(data, np.array(7), axis=0, mode="min", sort="value", stable=1)
+    values, indices = kernel.top_k(data, np.array(7), axis=0, mode="min", sort="value", stable=1)
     assert indices.tolist() == [3, 0, 6, 2, 4, 1, 5]
 
 
@@ -114,16 +115,16 @@ def test_nan_ranks_above_inf_in_every_mode():
 ])
 def test_bad_k(k, message):
     with pytest.raises(ortops.OpError, match=message):
-        kernels.top_k(np.ones((2, 3), np.float32), k, axis=1, mode="max", sort="value")
+        kernel.top_k(np.ones((2, 3), np.float32), k, axis=1, mode="max", sort="value")
 
 
 def test_axis_out_of_range():
     with pytest.raises(ortops.OpError, match=r"axis=2 is outside \[-2, 1\] for rank 2"):
-        kernels.top_k(np.ones((2, 3), np.float32), np.array(1), axis=2, mode="max", sort="value")
+        kernel.top_k(np.ones((2, 3), np.float32), np.array(1), axis=2, mode="max", sort="value")
 
 
 def test_zero_sized_other_dimension_gives_an_empty_result():
-    values, indices = kernels.top_k(np.ones((0, 3), np.float32), np.array(2), axis=1, mode="max", sort="value")
+    values, indices = kernel.top_k(np.ones((0, 3), np.float32), np.array(2), axis=1, mode="max", sort="value")
     assert values.shape == (0, 2) and indices.shape == (0, 2)
 
 
@@ -134,7 +135,7 @@ def test_large_tie_heavy_inputs_with_nan(dtype):
     data[5, [7, 900]] = np.nan
     data[6, 3] = -np.inf
     for mode in ("max", "min"):
-        got = kernels.top_k(data, np.array(60), axis=1, mode=mode, sort="value", stable=1)
+        got = kernel.top_k(data, np.array(60), axis=1, mode=mode, sort="value", stable=1)
         want = reference.top_k(data, np.array(60), axis=1, mode=mode, sort="value", stable=1)
         _same(got[1], want.indices)
         _same(got[0], want.values)
@@ -146,7 +147,7 @@ def test_one_long_slice_is_chunked_exactly(dtype, sort):
     rng = np.random.default_rng(8)
     data = rng.integers(0, 300, size=(1, selection.CHUNK_MIN * 2 + 1)).astype(dtype)  # ties across chunks, a tail
     for mode in ("max", "min"):
-        got = kernels.top_k(data, np.array(500), axis=1, mode=mode, sort=sort, stable=1, index_element_type="i64")
+        got = kernel.top_k(data, np.array(500), axis=1, mode=mode, sort=sort, stable=1, index_element_type="i64")
         want = reference.top_k(data, np.array(500), axis=1, mode=mode, sort=sort, stable=1, index_element_type="i64")
         _same(got[0], want.values)
         _same(got[1], want.indices)

@@ -22,7 +22,7 @@ from onnx import TensorProto, helper
 import ortops
 from ortops import bridge, builder, reference
 from ortops.conformance.compare import tolerance
-from ortops.opdefs import NCNN_DOMAIN, OPENVINO_DOMAIN
+from ortops.ops import NCNN_DOMAIN, OPENVINO_DOMAIN
 
 F, D, H, BF = TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16
 I32, I64, U64, BOOL = TensorProto.INT32, TensorProto.INT64, TensorProto.UINT64, TensorProto.BOOL

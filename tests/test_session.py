@@ -9,7 +9,7 @@ from onnx import TensorProto, helper
 
 import ortops
 from ortops import builder
-from ortops.opdefs import NCNN_DOMAIN, OPENVINO_DOMAIN
+from ortops.ops import NCNN_DOMAIN, OPENVINO_DOMAIN
 
 
 def _model(op_type, domain, inputs, attrs, *, name="bad_node", outputs=2,

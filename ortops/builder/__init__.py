@@ -1,15 +1,13 @@
 """Model builders: ortops' custom nodes, the standard ONNX nodes they map to, side by side.
 
-Never imports onnxruntime. One module per op (:mod:`.top_k`, :mod:`.scatter_elements_update`,
-:mod:`.arg_max`); :mod:`.common` assembles and checks models; :mod:`.schemas` registers the
-ONNX schemas of our domains; :mod:`.examples` lists the models kept in ``models/``.
-
-The node builders share their names with their modules (``top_k``, ``arg_max``, ...), so
-``ortops.builder.top_k`` is the function; import a module as ``ortops.builder.top_k`` only
-through ``importlib`` or ``from ortops.builder.top_k import ...``.
+Never imports onnxruntime. Each op's builders live in its folder
+(``ortops/ops/<op>/builder.py``) and are re-exported here, so ``ortops.builder.top_k`` is the
+node builder function and no module hides behind it. :mod:`.common` assembles and checks
+models; :mod:`.schemas` registers the ONNX schemas of our domains; :mod:`.examples` lists
+the models kept in ``models/``.
 """
 
-from .arg_max import (
+from ..ops.arg_max.builder import (
     ARG_MAX_OPSET,
     arg_max,
     arg_max_model,
@@ -18,7 +16,7 @@ from .arg_max import (
     onnx_arg_max_equivalent_model,
 )
 from .common import IR_VERSION, custom_node, dims, make_model
-from .scatter_elements_update import (
+from ..ops.scatter_elements_update.builder import (
     COMPOSITION_OPSET,
     ONNX_REDUCTION,
     SCATTER_ELEMENTS_REDUCTIONS,
@@ -31,7 +29,7 @@ from .scatter_elements_update import (
     scatter_mean_composition,
 )
 from .schemas import SCHEMA_VERSION, register_schemas
-from .top_k import TOP_K_VERSIONS, onnx_top_k, onnx_top_k_model, top_k, top_k_model, top_k_side_by_side
+from ..ops.top_k.builder import TOP_K_VERSIONS, onnx_top_k, onnx_top_k_model, top_k, top_k_model, top_k_side_by_side
 
 __all__ = [
     "ARG_MAX_OPSET", "COMPOSITION_OPSET", "IR_VERSION", "ONNX_REDUCTION", "SCATTER_ELEMENTS_REDUCTIONS",

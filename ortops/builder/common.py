@@ -12,7 +12,8 @@ from typing import Sequence
 import onnx
 from onnx import helper
 
-from ..opdefs import NCNN_DOMAIN, OPENVINO_DOMAIN, OpDef
+from ..ops import DOMAINS
+from ..ops.spec import OpSpec
 from .schemas import SCHEMA_VERSION, register_schemas
 
 __all__ = ["IR_VERSION", "Tensor", "make_model", "custom_node", "dims"]
@@ -23,7 +24,7 @@ IR_VERSION = 12
 Tensor = tuple[str, int, Sequence[int | str | None] | None]  # (name, elem_type, shape)
 
 
-def custom_node(opdef: OpDef, inputs, outputs, name: str, attrs: dict) -> onnx.NodeProto:
+def custom_node(opdef: OpSpec, inputs, outputs, name: str, attrs: dict) -> onnx.NodeProto:
     """A node of one of ortops' ops, its attributes checked (OpError naming the node)."""
     opdef.parse_attributes(attrs, name)
     return helper.make_node(opdef.op_type, list(inputs), list(outputs), name=name or None, domain=opdef.domain, **attrs)
@@ -41,7 +42,7 @@ def make_model(nodes: Sequence[onnx.NodeProto], inputs: Sequence[Tensor], output
     )
     domains = {n.domain for n in nodes}
     opsets = [helper.make_opsetid("", onnx_opset)]
-    opsets += [helper.make_opsetid(d, SCHEMA_VERSION) for d in (OPENVINO_DOMAIN, NCNN_DOMAIN) if d in domains]
+    opsets += [helper.make_opsetid(d, SCHEMA_VERSION) for d in DOMAINS if d in domains]
     model = helper.make_model(graph, opset_imports=opsets, ir_version=IR_VERSION, producer_name="ortops")
     onnx.checker.check_model(model, full_check=True)
     return model

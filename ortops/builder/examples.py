@@ -14,13 +14,13 @@ from typing import Callable, NamedTuple
 import onnx
 from onnx import TensorProto
 
-from .arg_max import arg_max_model, arg_max_side_by_side
-from .scatter_elements_update import (
+from ..ops.arg_max.builder import arg_max_model, arg_max_side_by_side
+from ..ops.scatter_elements_update.builder import (
     scatter_elements_update_model,
     scatter_elements_update_side_by_side,
     scatter_mean_composition,
 )
-from .top_k import TOP_K_VERSIONS, top_k_model, top_k_side_by_side
+from ..ops.top_k.builder import TOP_K_VERSIONS, top_k_model, top_k_side_by_side
 
 __all__ = ["Example", "EXAMPLES", "build_all", "manifest"]
 

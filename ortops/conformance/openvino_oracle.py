@@ -41,7 +41,6 @@ difference.
 
 from __future__ import annotations
 
-import importlib
 import re
 from typing import Callable
 
@@ -149,39 +148,19 @@ def _top_k_model(case: Case):
 
 
 def _scatter_model(case: Case):
-    sub = importlib.import_module("ortops.builder.scatter_elements_update")  # the module, not the node function
+    from ..builder import scatter_elements_update_model
 
     data, indices, axis = case.inputs["data"], case.inputs["indices"], case.inputs["axis"]
     attrs = dict(reduction=case.attrs.get("reduction", "none"), use_init_val=case.attrs.get("use_init_val", 1))
-    build = getattr(sub, "scatter_elements_update_model", None)
-    if build is not None:
-        return build(_elem(data.dtype), data.ndim, **attrs, indices_type=_elem(indices.dtype),
-                     axis_type=_elem(axis.dtype), axis_shape=axis.shape)
-    from ..builder import dims, make_model, scatter_elements_update
-
-    node = scatter_elements_update("data", "indices", "updates", "axis", **attrs, name="scatter_elements_update")
-    return make_model(
-        [node],
-        [("data", _elem(data.dtype), dims(data.ndim)), ("indices", _elem(indices.dtype), dims(data.ndim, "n")),
-         ("updates", _elem(data.dtype), dims(data.ndim, "n")), ("axis", _elem(axis.dtype), list(axis.shape))],
-        [("output", _elem(data.dtype), dims(data.ndim))],
-    )
+    return scatter_elements_update_model(_elem(data.dtype), data.ndim, **attrs, indices_type=_elem(indices.dtype),
+                                         axis_type=_elem(axis.dtype), axis_shape=axis.shape)
 
 
 def _arg_max_model(case: Case):
-    sub = importlib.import_module("ortops.builder.arg_max")
+    from ..builder import arg_max_model
 
-    data = case.inputs["data"]
     attrs = dict(out_max_val=case.attrs.get("out_max_val", 0), topk=case.attrs.get("topk", 1))
-    build = getattr(sub, "arg_max_model", None)
-    if build is not None:
-        return build(data.ndim, **attrs)
-    from ..builder import dims, make_model
-
-    rows = 2 if attrs["out_max_val"] else 1
-    node = sub.arg_max("data", **attrs, name="arg_max")
-    return make_model([node], [("data", TensorProto.FLOAT, dims(data.ndim))],
-                      [("output", TensorProto.FLOAT, [rows, attrs["topk"]])], onnx_opset=13)
+    return arg_max_model(case.inputs["data"].ndim, **attrs)
 
 
 _MODELS: dict[str, Callable] = {"TopK": _top_k_model, "ScatterElementsUpdate": _scatter_model,

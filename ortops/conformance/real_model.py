@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 
 from .. import builder
 from ..builder.schemas import SCHEMA_VERSION
-from ..opdefs import OPENVINO_DOMAIN
+from ..ops import OPENVINO_DOMAIN
 from .cases import Case
 
 __all__ = ["available", "TEXTS", "top_k_cases", "ocr_run"]

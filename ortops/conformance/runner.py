@@ -8,18 +8,16 @@ from typing import Iterable, Sequence
 import importlib
 from types import ModuleType
 
+from ..ops import OPS
 from . import real_model
 from .cases import Case, Check, Result
 
 __all__ = ["SUITES", "suite", "collect_cases", "judge_case", "run"]
 
-#: op -> the module of its suite. A suite module has ``judge(case) -> list[Check]`` and
-#: ``CASE_SOURCES``, a dict from source name to a callable returning that source's cases.
-SUITES = {
-    "TopK": "ortops.conformance.top_k",
-    "ScatterElementsUpdate": "ortops.conformance.scatter_elements_update",
-    "ArgMax": "ortops.conformance.arg_max",
-}
+#: op -> the module of its suite (``ortops/ops/<op>/conformance.py``). A suite module has
+#: ``judge(case) -> list[Check]``, ``topics(case) -> set[str]`` and ``CASE_SOURCES``, a dict from
+#: source name to a callable returning that source's cases.
+SUITES = {op.op_type: op.conformance for op in OPS}
 
 
 def suite(op: str) -> ModuleType:

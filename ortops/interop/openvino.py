@@ -65,18 +65,20 @@ import collections
 import hashlib
 import os
 import threading
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import onnx
-from onnx import helper
 
 from ..errors import OpError
-from ..opdefs import ARG_MAX, NCNN_DOMAIN, OPENVINO_DOMAIN, OPS, SCATTER_ELEMENTS_UPDATE, TOP_K, OpDef, find_op
+from ..graph import check_node, graphs, load_model
+from ..ops import DOMAINS, OPS, find_op
+from ..ops.spec import OpSpec
 
 __all__ = [
     "INSTALL_HINT",
     "require_openvino",
+    "attributes",
     "extensions",
     "add_extensions",
     "core",
@@ -91,8 +93,6 @@ __all__ = [
 #: What to do when OpenVINO is missing.
 INSTALL_HINT = "pip install 'ortops[openvino]'"
 _CACHE_SIZE = 256
-_INT64_MIN = -(2**63)
-_ATTR_KINDS = {"int": onnx.AttributeProto.INT, "string": onnx.AttributeProto.STRING}
 
 
 def require_openvino():
@@ -116,88 +116,13 @@ def require_openvino():
 # --- converters: one NodeContext -> the outputs of native OpenVINO operations ------------------
 
 
-def _attributes(ctx, opdef: OpDef) -> dict[str, Any]:
+def attributes(ctx, opdef: OpSpec) -> dict[str, Any]:
     """The node's attributes, validated and with the spec's defaults (OpError if invalid).
 
     OpenVINO adds the node's name to the message of any exception raised here.
     """
     raw = {a.name: ctx.get_attribute(a.name) for a in opdef.attrs if ctx.has_attribute(a.name)}
     return opdef.parse_attributes(raw)
-
-
-def _scalar_i64(value: int):
-    from openvino import opset11 as ops
-
-    return ops.constant(np.array(value, np.int64))
-
-
-def _convert_top_k(ctx) -> list:
-    import openvino as ov
-    from openvino import opset11 as ops
-
-    attrs = _attributes(ctx, TOP_K)
-    data, k = ctx.get_input(0), ctx.get_input(1)
-    scalar_shape = ov.op.Constant(np.array([], np.int64))  # opset's constant() refuses an empty array
-    k = ops.reshape(k, scalar_shape, special_zero=False)  # [] or [1] -> scalar
-    # OpenVINO's spec: stable "takes effect only if sort is set to value or index", and its core
-    # refuses stable=true with sort=none; with sort=none the order is undefined either way.
-    stable = bool(attrs["stable"]) and attrs["sort"] != "none"
-    node = ops.topk(data, k, axis=attrs["axis"], mode=attrs["mode"], sort=attrs["sort"],
-                    index_element_type=attrs["index_element_type"], stable=stable)
-    return node.outputs()
-
-
-def _convert_scatter_elements_update(ctx) -> list:
-    from openvino import opset12 as ops
-
-    attrs = _attributes(ctx, SCATTER_ELEMENTS_UPDATE)
-    data, indices, updates, axis = (ctx.get_input(i) for i in range(4))
-    node = ops.scatter_elements_update(data, indices, updates, axis, reduction=attrs["reduction"],
-                                       use_init_val=bool(attrs["use_init_val"]))
-    return node.outputs()
-
-
-def _convert_arg_max(ctx) -> list:
-    import openvino as ov
-    from openvino import opset8, opset11 as ops
-
-    attrs = _attributes(ctx, ARG_MAX)
-    data = ctx.get_input(0)
-    if data.get_element_type() != ov.Type.f32:
-        raise OpError(ARG_MAX.op_type, f"input 'data' has type {data.get_element_type().get_type_name()}; "
-                      "ncnn ArgMax takes float32 only")
-    axis0 = ops.constant(np.array([0], np.int64))
-    flat = ops.reshape(data, ops.constant(np.array([-1], np.int64)), special_zero=False)
-    if attrs["topk"] == 1:  # the last position holding the maximum: a few cheap passes
-        # the maximum from an unstable TopK (ReduceMax is no good: on all -inf OpenVINO CPU gives -3.4e38)
-        values = ops.topk(flat, _scalar_i64(1), axis=0, mode="max", sort="value", index_element_type="i64",
-                          stable=False).output(0)
-        size = ops.reshape(ops.shape_of(flat, "i64"), ov.op.Constant(np.array([], np.int64)), special_zero=False)
-        positions = ops.range(_scalar_i64(0), size, _scalar_i64(1), "i64")
-        # a NaN maximum matches the NaNs, so the index stays valid
-        is_top = ops.logical_or(ops.equal(flat, values), ops.logical_and(ops.is_nan(flat), ops.is_nan(values)))
-        hits = ops.select(is_top, positions, _scalar_i64(-1))
-        indices = ops.reduce_max(hits, axis0, keep_dims=True)
-    else:  # TopK-11 stable on the reversed tensor: the lower reversed index is the higher original one
-        reversed_ = opset8.slice(flat, np.array([-1], np.int64), np.array([_INT64_MIN], np.int64),
-                                 np.array([-1], np.int64), np.array([0], np.int64))
-        top = ops.topk(reversed_, _scalar_i64(attrs["topk"]), axis=0, mode="max", sort="value",
-                       index_element_type="i64", stable=True)
-        last = ops.subtract(ops.shape_of(flat, "i64"), ops.constant(np.array([1], np.int64)))
-        values, indices = top.output(0), ops.subtract(last, top.output(1))  # i of the reversed is n-1-i
-    indices = ops.convert(indices, "f32")
-    rows = [values, indices] if attrs["out_max_val"] else [indices]
-    rows = [ops.unsqueeze(row, axis0) for row in rows]
-    output = rows[0] if len(rows) == 1 else ops.concat(rows, axis=0)
-    return output.outputs()
-
-
-#: (domain, op_type) -> converter.
-_CONVERTERS: dict[tuple[str, str], Callable] = {
-    (OPENVINO_DOMAIN, "TopK"): _convert_top_k,
-    (OPENVINO_DOMAIN, "ScatterElementsUpdate"): _convert_scatter_elements_update,
-    (NCNN_DOMAIN, "ArgMax"): _convert_arg_max,
-}
 
 
 def extensions() -> list:
@@ -211,7 +136,7 @@ def extensions() -> list:
     require_openvino()
     from openvino.frontend.onnx import ConversionExtension
 
-    return [ConversionExtension(op_type, domain, convert) for (domain, op_type), convert in _CONVERTERS.items()]
+    return [ConversionExtension(op.op_type, op.domain, op.openvino.resolve()) for op in OPS]
 
 
 def add_extensions(ov_core) -> Any:
@@ -254,23 +179,13 @@ def _shared_core():
 # --- reading and checking models ----------------------------------------------------------------
 
 
-def _graphs(graph: onnx.GraphProto):
-    yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for g in attr.graphs:
-                    yield from _graphs(g)
-
-
 def check_model(model: onnx.ModelProto) -> None:
     """Check that every ortops node of ``model`` has a conversion to OpenVINO.
 
-    Validates each node in the ``ortops.openvino``/``ortops.ncnn`` domains (including
-    subgraphs): a known op, the right number of inputs and outputs, attributes of the right
-    ONNX type with allowed values.
+    Validates each node in ortops' domains (including subgraphs) with the same check as
+    :func:`ortops.prepare_model` (:func:`ortops.graph.check_node`): a known op, the right
+    number of inputs and outputs, attributes of the right ONNX type with allowed values,
+    none repeated.
 
     Raises
     ------
@@ -278,38 +193,22 @@ def check_model(model: onnx.ModelProto) -> None:
         Naming the node, for an op without a conversion or a bad attribute.
     """
     supported = ", ".join(op.qualified_name for op in OPS)
-    for graph in _graphs(model.graph):
+    for graph in graphs(model.graph):
         for node in graph.node:
-            if node.domain not in (OPENVINO_DOMAIN, NCNN_DOMAIN):
-                continue
-            opdef = find_op(node.domain, node.op_type)
-            if opdef is None:
+            if node.domain in DOMAINS and find_op(node.domain, node.op_type) is None:
                 raise OpError(node.op_type, f"{node.domain}::{node.op_type} has no OpenVINO conversion; "
-                              f"supported: {supported}", node.name)
-            if len(node.input) != len(opdef.inputs) or len(node.output) != len(opdef.outputs):
-                raise OpError(opdef.op_type, f"has inputs {list(node.input)} and outputs {list(node.output)}; "
-                              f"it needs {list(opdef.inputs)} -> {list(opdef.outputs)}", node.name)
-            kinds = {a.name: a.kind for a in opdef.attrs}
-            raw = {}
-            for attr in node.attribute:
-                if attr.name in kinds and attr.type != _ATTR_KINDS[kinds[attr.name]]:
-                    raise OpError(opdef.op_type, f"attribute {attr.name!r} has ONNX type "
-                                  f"{onnx.AttributeProto.AttributeType.Name(attr.type)}; it must be "
-                                  f"{kinds[attr.name].upper()}", node.name)
-                raw[attr.name] = helper.get_attribute_value(attr)
-            opdef.parse_attributes(raw, node.name)
+                              f"supported: {supported}", node.name, kind="model")
+            check_node(node)
 
 
 def _as_proto(model) -> tuple[onnx.ModelProto, Any]:
     """(the ModelProto to check, what to hand OpenVINO's read_model)."""
+    proto = load_model(model, copy=False, load_external_data=False)
     if isinstance(model, onnx.ModelProto):
-        return model, model.SerializeToString()
+        return proto, model.SerializeToString()
     if isinstance(model, (bytes, bytearray)):
-        return onnx.load_from_string(bytes(model)), bytes(model)
-    if isinstance(model, (str, os.PathLike)):
-        path = os.fspath(model)
-        return onnx.load(path, load_external_data=False), path  # a path keeps external data resolvable
-    raise TypeError(f"model must be an onnx.ModelProto, bytes or a path, not {type(model).__name__}")
+        return proto, bytes(model)
+    return proto, os.fspath(model)  # a path keeps external data resolvable
 
 
 def read_model(model, *, ov_core=None):

@@ -1,8 +1,3 @@
-"""The fast kernels registered with the PyOp bridge. Property tests hold each one against
-its pure-NumPy reference in :mod:`ortops.reference`."""
-
-from .arg_max import arg_max
-from .scatter_elements_update import scatter_elements_update
-from .top_k import top_k
-
-__all__ = ["top_k", "scatter_elements_update", "arg_max"]
+"""The selection the fast kernels share (:mod:`.selection`: ORT's own TopK, called from inside
+an op). Each op's kernel lives in its folder, ``ortops/ops/<op>/kernel.py``, and property
+tests hold it against the op's reference."""

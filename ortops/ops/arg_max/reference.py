@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import FLOAT32_EXACT_INT_MAX, check_arg_max
-from ..errors import OpError
-from ..opdefs import ARG_MAX
+from .checks import FLOAT32_EXACT_INT_MAX, check_arg_max
+from ...errors import OpError
+from .spec import ARG_MAX
 
 __all__ = ["arg_max"]
 

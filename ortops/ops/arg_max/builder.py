@@ -19,8 +19,8 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto, helper
 
-from ..opdefs import ARG_MAX
-from .common import custom_node, dims, make_model
+from .spec import ARG_MAX
+from ...builder.common import custom_node, dims, make_model
 
 __all__ = [
     "ARG_MAX_OPSET",

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from ..checks import check_scatter_elements_update
-from ..errors import OpError
-from ..opdefs import SCATTER_ELEMENTS_UPDATE
+from .checks import check_scatter_elements_update
+from ...errors import OpError
+from .spec import SCATTER_ELEMENTS_UPDATE
 
 __all__ = ["scatter_elements_update", "reduction_identity"]
 

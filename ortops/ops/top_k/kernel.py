@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..checks import check_top_k
-from ..dtypes import INDEX_ELEMENT_TYPES
-from .selection import top_k_indices
+from .checks import check_top_k
+from ...dtypes import INDEX_ELEMENT_TYPES
+from ...kernels.selection import top_k_indices
 
 __all__ = ["top_k"]
 

@@ -19,8 +19,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from ..opdefs import SCATTER_ELEMENTS_UPDATE
-from .common import custom_node, dims, make_model
+from .spec import SCATTER_ELEMENTS_UPDATE
+from ...builder.common import custom_node, dims, make_model
 
 __all__ = [
     "SCATTER_ELEMENTS_VERSIONS",

@@ -22,8 +22,8 @@ import itertools
 import numpy as np
 from onnx import TensorProto, helper
 
-from .. import reference
-from ..builder import (
+from ... import reference
+from ...builder import (
     TOP_K_VERSIONS,
     dims,
     make_model,
@@ -33,12 +33,12 @@ from ..builder import (
     top_k_model,
     top_k_side_by_side,
 )
-from ..dtypes import INDEX_ELEMENT_TYPES
-from ..errors import OpError
-from .cases import Case, Check
-from .compare import describe_difference, has_nan, same
-from .onnx_vectors import onnx_vectors
-from .sessions import BuiltinUnavailable, ortops_session, plain_session
+from ...dtypes import INDEX_ELEMENT_TYPES
+from ...errors import OpError
+from ...conformance.cases import Case, Check
+from ...conformance.compare import describe_difference, has_nan, same
+from ...conformance.onnx_vectors import onnx_vectors
+from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
 
 __all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "CASE_SOURCES"]
 
@@ -317,7 +317,7 @@ def generated_cases(seed: int = 2026) -> list[Case]:
 
 
 def _real_model_cases() -> list[Case]:
-    from .real_model import top_k_cases
+    from ...conformance.real_model import top_k_cases
 
     return top_k_cases()
 

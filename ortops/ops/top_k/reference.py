@@ -6,10 +6,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..checks import check_top_k
-from ..dtypes import INDEX_ELEMENT_TYPES
-from ..errors import OpError
-from ..opdefs import TOP_K
+from .checks import check_top_k
+from ...dtypes import INDEX_ELEMENT_TYPES
+from ...errors import OpError
+from .spec import TOP_K
 
 __all__ = ["TopKResult", "top_k"]
 

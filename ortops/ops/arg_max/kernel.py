@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import FLOAT32_EXACT_INT_MAX, check_arg_max
-from ..errors import OpError
-from .selection import top_k_indices
+from .checks import FLOAT32_EXACT_INT_MAX, check_arg_max
+from ...errors import OpError
+from ...kernels.selection import top_k_indices
 
 __all__ = ["arg_max"]
 

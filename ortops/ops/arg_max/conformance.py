@@ -3,7 +3,7 @@
 Oracles, and what is comparable
 -------------------------------
 * **reference** - :func:`ortops.reference.arg_max`, compared bit for bit (NaN equal to NaN).
-* **the exact built-in composition** (:func:`ortops.builder.arg_max.onnx_arg_max_equivalent`),
+* **the exact built-in composition** (:func:`ortops.builder.onnx_arg_max_equivalent`),
   run side by side with the ortops node in one model: ``Reshape(-1)`` + ``ArgMax(axis=0,
   keepdims=1, select_last_index=1)`` for topk=1, TopK-11 on the reversed flattened tensor
   for topk>1. Compared exactly. On an input holding NaN ORT's ArgMax and TopK do not order
@@ -40,15 +40,15 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from .. import reference
-from ..builder.arg_max import arg_max_model, arg_max_side_by_side, onnx_arg_max_equivalent_model
-from ..checks import FLOAT32_EXACT_INT_MAX
-from ..errors import OpError
-from . import real_model
-from .cases import Case, Check
-from .compare import describe_difference, has_nan
-from .onnx_vectors import OnnxVector, onnx_vectors
-from .sessions import ortops_session, plain_session
+from ... import reference
+from .builder import arg_max_model, arg_max_side_by_side, onnx_arg_max_equivalent_model
+from .checks import FLOAT32_EXACT_INT_MAX
+from ...errors import OpError
+from ...conformance import real_model
+from ...conformance.cases import Case, Check
+from ...conformance.compare import describe_difference, has_nan
+from ...conformance.onnx_vectors import OnnxVector, onnx_vectors
+from ...conformance.sessions import ortops_session, plain_session
 
 __all__ = [
     "OP", "EXACT", "NAIVE", "judge", "onnx_arg_max_vectors", "seed_cases", "onnx_backend_cases",
@@ -397,7 +397,7 @@ def generated_cases(seed: int = 2026) -> list[Case]:
 
 @functools.lru_cache(maxsize=1)
 def _characters() -> tuple[str, ...]:
-    from .. import ocr
+    from ... import ocr
 
     return tuple(ocr.characters(ocr.load_model()))
 

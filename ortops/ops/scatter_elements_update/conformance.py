@@ -9,10 +9,10 @@ Oracles, and what is comparable
   computation (real model), named by ``expected_from``.
 * **onnxruntime ScatterElements-v**: ``use_init_val=1`` with none/sum/prod/min/max maps onto the
   standard node with reduction none/add/mul/min/max, run side by side with the ortops node in
-  one model (:func:`~ortops.builder.scatter_elements_update.scatter_elements_update_side_by_side`).
+  one model (:func:`~ortops.builder.scatter_elements_update_side_by_side`).
 * **onnxruntime composition**: ``mean`` and ``use_init_val=0`` have no standard reduction; they
   are compared with the standard-op composition an exporter would emit
-  (:func:`~ortops.builder.scatter_elements_update.scatter_mean_composition`). For signed integer
+  (:func:`~ortops.builder.scatter_mean_composition`). For signed integer
   mean also with the composition a naive exporter emits (plain integer ``Div``).
 
 Every divergence is *observed*, then explained only when the explanation reproduces it:
@@ -40,20 +40,20 @@ from collections.abc import Callable
 import numpy as np
 from onnx import helper
 
-from .. import reference
-from ..builder.scatter_elements_update import (
+from ... import reference
+from .builder import (
     ONNX_REDUCTION,
     SCATTER_ELEMENTS_REDUCTIONS,
     scatter_elements_update_model,
     scatter_elements_update_side_by_side,
     scatter_mean_composition,
 )
-from ..errors import OpError
-from ..reference.scatter_elements_update import reduction_identity
-from .cases import Case, Check
-from .compare import describe_difference, has_nan, same, tolerance
-from .onnx_vectors import onnx_vectors
-from .sessions import BuiltinUnavailable, ortops_session, plain_session
+from ...errors import OpError
+from .reference import reduction_identity
+from ...conformance.cases import Case, Check
+from ...conformance.compare import describe_difference, has_nan, same, tolerance
+from ...conformance.onnx_vectors import onnx_vectors
+from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
 
 __all__ = ["OP", "judge", "seed_cases", "onnx_backend_cases", "generated_cases", "real_model_cases", "CASE_SOURCES"]
 
@@ -609,7 +609,7 @@ def real_model_cases() -> list[Case]:
     the winning class's probability: data zeros [len(text)], indices ``char_of_step`` of the
     non-blank steps, updates the max probability at those steps, use_init_val=0.
     """
-    from .real_model import TEXTS, ocr_run
+    from ...conformance.real_model import TEXTS, ocr_run
 
     cases = []
     for text in TEXTS:

@@ -37,8 +37,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..checks import check_scatter_elements_update
-from ..reference.scatter_elements_update import reduction_identity
+from .checks import check_scatter_elements_update
+from .reference import reduction_identity
 
 __all__ = ["scatter_elements_update", "CHUNK"]
 

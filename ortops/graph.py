@@ -1,0 +1,109 @@
+"""Reading models and their ortops nodes: one loader, one walker, one node check.
+
+:func:`ortops.prepare_model` and :func:`ortops.interop.openvino.check_model` both use
+:func:`check_node` on every graph :func:`graphs` yields, so a node is judged the same way
+wherever it goes: in every subgraph, repeated attributes refused, attribute types and values
+checked against the op's spec.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator
+
+import onnx
+from onnx import helper
+
+from .errors import OpError
+from .ops import DOMAINS, OPS, find_op
+from .ops.spec import OpSpec
+
+__all__ = ["load_model", "graphs", "raw_attributes", "check_node", "check_nodes"]
+
+_ATTR_KINDS = {"int": onnx.AttributeProto.INT, "string": onnx.AttributeProto.STRING}
+
+
+def load_model(model, *, copy: bool = True, load_external_data: bool = True) -> onnx.ModelProto:
+    """An ``onnx.ModelProto`` from a ModelProto (copied unless ``copy=False``), bytes or a path.
+
+    Raises
+    ------
+    TypeError
+        For anything else.
+    """
+    if isinstance(model, onnx.ModelProto):
+        if not copy:
+            return model
+        duplicate = onnx.ModelProto()
+        duplicate.CopyFrom(model)
+        return duplicate
+    if isinstance(model, (bytes, bytearray)):
+        return onnx.load_from_string(bytes(model))
+    if isinstance(model, (str, os.PathLike)):
+        return onnx.load(os.fspath(model), load_external_data=load_external_data)
+    raise TypeError(f"model must be an onnx.ModelProto, bytes or a path, not {type(model).__name__}")
+
+
+def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """``graph`` and every subgraph in it (``If`` branches, ``Loop``/``Scan`` bodies), depth first."""
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from graphs(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    yield from graphs(g)
+
+
+def raw_attributes(node: onnx.NodeProto, op: OpSpec) -> dict[str, Any]:
+    """The node's attributes by name, as ONNX holds them; OpError for a repeated attribute
+    (which one wins differs between runtimes) or a known one of the wrong ONNX type."""
+    kinds = {a.name: a.kind for a in op.attrs}
+    raw = {}
+    for attr in node.attribute:
+        if attr.name in raw:
+            raise OpError(op.op_type, f"attribute {attr.name!r} appears more than once", node.name, kind="attribute")
+        kind = kinds.get(attr.name)
+        if kind is not None and attr.type != _ATTR_KINDS[kind]:
+            raise OpError(
+                op.op_type,
+                f"attribute {attr.name!r} has ONNX type {onnx.AttributeProto.AttributeType.Name(attr.type)}; "
+                f"it must be {kind.upper()}",
+                node.name, kind="attribute",
+            )
+        raw[attr.name] = helper.get_attribute_value(attr)
+    return raw
+
+
+def check_node(node: onnx.NodeProto) -> tuple[OpSpec, dict[str, Any]] | None:
+    """The op and the parsed attributes of an ortops node; None for a node of another domain.
+
+    Raises
+    ------
+    OpError
+        Naming the node: an unknown op of an ortops domain, a bad or repeated attribute, the
+        wrong number of inputs or outputs.
+    """
+    if node.domain not in DOMAINS:
+        return None
+    op = find_op(node.domain, node.op_type)
+    if op is None:
+        ours = ", ".join(o.op_type for o in OPS if o.domain == node.domain)
+        raise OpError(node.op_type, f"is not an op of domain {node.domain!r} (its ops: {ours})", node.name,
+                      kind="model")
+    attrs = op.parse_attributes(raw_attributes(node, op), node.name)
+    if len(node.input) != len(op.inputs) or any(not name for name in node.input):
+        raise OpError(op.op_type, f"has inputs {list(node.input)}; it needs exactly {list(op.inputs)}", node.name,
+                      kind="model")
+    if len(node.output) != len(op.outputs):
+        raise OpError(op.op_type, f"has outputs {list(node.output)}; it needs {list(op.outputs)}", node.name,
+                      kind="model")
+    return op, attrs
+
+
+def check_nodes(model: onnx.ModelProto) -> None:
+    """:func:`check_node` on every node of every graph of ``model``."""
+    for graph in graphs(model.graph):
+        for node in graph.node:
+            check_node(node)

@@ -1,0 +1,37 @@
+"""ortops' operators, one folder each, and the list the shared layers loop over.
+
+Each ``ortops/ops/<op>/`` holds everything about one op: ``spec.py`` (its :class:`OpSpec`),
+``checks.py`` (input validation), ``reference.py`` (the plain NumPy reference),
+``kernel.py`` (the fast kernel the bridge runs), ``builder.py`` (ONNX models),
+``openvino.py`` (the OpenVINO conversion), ``conformance.py`` (cases and judge) and
+``oracle.py`` (how OpenVINO's answer is judged). Adding an op is one new folder plus one
+line in :data:`OPS`.
+"""
+
+from __future__ import annotations
+
+from .arg_max.spec import ARG_MAX
+from .scatter_elements_update.spec import SCATTER_ELEMENTS_UPDATE
+from .spec import NCNN_DOMAIN, OPENVINO_DOMAIN, AttrDef, OpSpec
+from .top_k.spec import TOP_K
+
+__all__ = ["OPS", "DOMAINS", "TOP_K", "SCATTER_ELEMENTS_UPDATE", "ARG_MAX", "OPENVINO_DOMAIN", "NCNN_DOMAIN",
+           "AttrDef", "OpSpec", "find_op", "by_name"]
+
+#: Every op ortops provides.
+OPS: tuple[OpSpec, ...] = (TOP_K, SCATTER_ELEMENTS_UPDATE, ARG_MAX)
+#: The ONNX domains ortops owns.
+DOMAINS: tuple[str, ...] = tuple(dict.fromkeys(op.domain for op in OPS))
+
+
+def find_op(domain: str, op_type: str) -> OpSpec | None:
+    """The ortops op ``domain::op_type``, or None when it is not one of ours."""
+    return next((op for op in OPS if (op.domain, op.op_type) == (domain, op_type)), None)
+
+
+def by_name(op_type: str) -> OpSpec:
+    """The op whose type is ``op_type`` (e.g. a conformance case's ``op``); KeyError if none."""
+    for op in OPS:
+        if op.op_type == op_type:
+            return op
+    raise KeyError(f"{op_type!r} is not an ortops op; the ops are {[op.op_type for op in OPS]}")

@@ -1,0 +1,46 @@
+"""``ortops.openvino::ScatterElementsUpdate``: OpenVINO ScatterElementsUpdate-12, as data."""
+
+from __future__ import annotations
+
+from ... import dtypes
+from ..spec import OPENVINO_DOMAIN, AttrDef, Carrier, Deferred, OpSpec, TypeParam
+
+__all__ = ["SCATTER_ELEMENTS_UPDATE", "REDUCTIONS"]
+
+#: The values of the ``reduction`` attribute.
+REDUCTIONS = ("none", "sum", "prod", "min", "max", "mean")
+
+
+def _infer(ctx) -> None:
+    data_type = ctx.get_input_type(0)
+    if data_type is not None:
+        ctx.set_output_type(0, data_type)
+
+
+SCATTER_ELEMENTS_UPDATE = OpSpec(
+    domain=OPENVINO_DOMAIN,
+    op_type="ScatterElementsUpdate",
+    inputs=("data", "indices", "updates", "axis"),
+    outputs=("output",),
+    attrs=(
+        AttrDef("reduction", "string", "none", choices=REDUCTIONS, doc="How updates combine with the target element."),
+        AttrDef("use_init_val", "int", 1, choices=(0, 1), doc="Whether data takes part in the reduction."),
+    ),
+    spec="OpenVINO ScatterElementsUpdate-12",
+    input_types=("T", "T_IND", "T", "T_AXIS"),
+    output_types=("T",),
+    type_params=(
+        TypeParam("T", dtypes.names((*dtypes.NUMERIC_TYPES, dtypes.from_name("bool"), *dtypes.CARRIED_TYPES)),
+                  "a numeric type or bool"),
+        TypeParam("T_IND", dtypes.names(dtypes.INTEGER_TYPES), "an integer type"),
+        TypeParam("T_AXIS", dtypes.names(dtypes.INTEGER_TYPES), "an integer type"),
+    ),
+    # float64 holds a sum or mean exactly enough to round once, back to the original type.
+    carrier=Carrier(via="double", inputs=(0, 2), rounds=True),
+    infer_shapes=_infer,
+    reference=Deferred("ortops.ops.scatter_elements_update.reference", "scatter_elements_update"),
+    kernel=Deferred("ortops.ops.scatter_elements_update.kernel", "scatter_elements_update"),
+    openvino=Deferred("ortops.ops.scatter_elements_update.openvino", "convert"),
+    conformance="ortops.ops.scatter_elements_update.conformance",
+    oracle="ortops.ops.scatter_elements_update.oracle",
+)

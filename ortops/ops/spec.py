@@ -1,0 +1,268 @@
+"""The shape of one op's specification (:class:`OpSpec`), shared by every op folder.
+
+Each folder ``ortops/ops/<op>/spec.py`` holds one :class:`OpSpec`: domain, inputs, outputs,
+attributes with the spec's defaults, the one table of accepted types, how float16/bfloat16
+are carried around the bridge, the bridge's registration variants, shape inference, and
+where its reference, kernel, OpenVINO conversion and conformance suite live. The shared
+layers (bridge, schemas, session, OpenVINO interop, conformance runner) loop over
+:data:`ortops.ops.OPS` and read these fields; none of them tests an op's name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..errors import OpError
+
+__all__ = [
+    "AttrDef",
+    "TypeParam",
+    "Carrier",
+    "Variant",
+    "Deferred",
+    "OpSpec",
+    "OpDef",
+    "OPENVINO_DOMAIN",
+    "NCNN_DOMAIN",
+]
+
+OPENVINO_DOMAIN = "ortops.openvino"
+NCNN_DOMAIN = "ortops.ncnn"
+
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class AttrDef:
+    """One attribute: its spec name, ONNX kind (``"int"`` or ``"string"``), default and range.
+
+    ``default`` is ``_REQUIRED`` for a required attribute. ``choices`` lists the valid values
+    (strings or ints); ``minimum`` bounds an int attribute from below.
+    """
+
+    name: str
+    kind: str
+    default: Any = _REQUIRED
+    choices: tuple | None = None
+    minimum: int | None = None
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+    def valid_range(self) -> str:
+        if self.choices is not None:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.minimum is not None:
+            return f"an integer >= {self.minimum}"
+        return "an integer" if self.kind == "int" else "a string"
+
+
+@dataclass(frozen=True)
+class TypeParam:
+    """One type parameter of an op and the element types it accepts: the op's one table.
+
+    ``types`` are ONNX names (``"float"``, ``"uint64"``, ``"float16"``; see
+    :mod:`ortops.dtypes`). The bridge registers every type it can carry; float16/bfloat16
+    are accepted only when the op has a :class:`Carrier`. ``doc`` completes "it must be ...".
+    ``schema_types`` widens the ONNX schema on purpose (``None``: the same as ``types``), so that
+    :func:`ortops.prepare_model`, not onnx's checker, refuses a type, naming the node.
+    """
+
+    name: str
+    types: tuple[str, ...]
+    doc: str
+    schema_types: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Carrier:
+    """How float16/bfloat16 data crosses the PyOp bridge, which cannot see them (they abort
+    the process there; docs/divergences.md).
+
+    The inputs at ``inputs`` are cast to ``via`` before the op, and the outputs of the data's
+    type parameter are cast back after it. With ``rounds``, a private registration per carried
+    type rounds the float64 result once to that type's precision, so that the Cast back is exact.
+    """
+
+    via: str
+    inputs: tuple[int, ...]
+    rounds: bool = False
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A private bridge registration chosen by attribute values (an attribute cannot choose an
+    output type in the bridge): op type ``op_type + suffix``, the attributes ``attrs`` implied
+    (not passed), the type parameters restricted by ``types``."""
+
+    suffix: str
+    attrs: tuple[tuple[str, Any], ...]
+    types: tuple[tuple[str, tuple[str, ...]], ...]
+
+    def matches(self, attrs: Mapping[str, Any]) -> bool:
+        return all(attrs.get(name) == value for name, value in self.attrs)
+
+
+class Deferred:
+    """A callable found by module and name on first use, so that a spec imports nothing heavy
+    and an op's layers can refer to each other without import cycles."""
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+        self._target: Callable | None = None
+
+    def resolve(self) -> Callable:
+        if self._target is None:
+            self._target = getattr(importlib.import_module(self.module), self.name)
+        return self._target
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Deferred({self.module}:{self.name})"
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One custom operator: everything op-specific that the shared layers need.
+
+    Attributes
+    ----------
+    domain, op_type : str
+        ``domain::op_type`` of the node, e.g. ``ortops.openvino::TopK``.
+    inputs, outputs : tuple of str
+        The spec's names, in order.
+    attrs : tuple of AttrDef
+        The attributes with the spec's defaults and valid values.
+    spec : str
+        The source specification, e.g. ``"OpenVINO TopK-11"``.
+    input_types, output_types : tuple of str
+        The type parameter (a :class:`TypeParam` name) of each input and output.
+    type_params : tuple of TypeParam
+        The one table of accepted types.
+    carrier : Carrier or None
+        How float16/bfloat16 are carried around the bridge; None: not accepted.
+    variants : tuple of Variant
+        The private bridge registrations chosen by attributes; empty: one registration.
+    infer_shapes : callable or None
+        ONNX type and shape inference, ``infer(ctx)``.
+    reference, kernel : Deferred
+        The NumPy reference and the fast kernel the bridge runs, both
+        ``f(*inputs, **attributes)``.
+    openvino : Deferred
+        The OpenVINO ONNX-frontend converter, ``convert(node_context) -> outputs``.
+    conformance : str
+        The module of the op's conformance suite (``CASE_SOURCES``, ``judge``, ``topics``).
+    oracle : str
+        The module that judges OpenVINO's answer on the op's cases (``model``, ``expected``,
+        ``matches``, ``explain``).
+    """
+
+    domain: str
+    op_type: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: tuple[AttrDef, ...]
+    spec: str
+    input_types: tuple[str, ...] = ()
+    output_types: tuple[str, ...] = ()
+    type_params: tuple[TypeParam, ...] = ()
+    carrier: Carrier | None = None
+    variants: tuple[Variant, ...] = ()
+    infer_shapes: Callable | None = field(default=None, compare=False)
+    reference: Deferred | None = field(default=None, compare=False)
+    kernel: Deferred | None = field(default=None, compare=False)
+    openvino: Deferred | None = field(default=None, compare=False)
+    conformance: str = ""
+    oracle: str = ""
+
+    def type_param(self, name: str) -> TypeParam:
+        """The :class:`TypeParam` called ``name``."""
+        return next(t for t in self.type_params if t.name == name)
+
+    def defaults(self) -> dict[str, Any]:
+        """The attributes that have defaults, with them."""
+        return {a.name: a.default for a in self.attrs if not a.required}
+
+    def variant(self, attrs: Mapping[str, Any]) -> Variant | None:
+        """The bridge variant that carries a node with the parsed ``attrs`` (None: no variants)."""
+        return next((v for v in self.variants if v.matches(attrs)), None)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.domain}::{self.op_type}"
+
+    def parse_attributes(self, raw: Mapping[str, Any], node_name: str | None = None) -> dict:
+        """Validate raw attribute values and fill in defaults.
+
+        ``raw`` maps names to values as ONNX or the bridge hands them over: ints, strings or
+        bytes; the bridge passes a missing attribute as ``""``. Unknown names are errors.
+
+        Returns
+        -------
+        dict
+            Every attribute of the op, by its spec name, with its typed value.
+
+        Raises
+        ------
+        OpError
+            For a missing required attribute, an unknown attribute, a value of the wrong type
+            or outside its range.
+        """
+        known = {a.name for a in self.attrs}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise OpError(
+                self.op_type,
+                f"unknown attribute(s) {unknown}; valid attributes are {sorted(known)}",
+                node_name, kind="attribute",
+            )
+        parsed = {}
+        for attr in self.attrs:
+            value = raw.get(attr.name, "")
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", errors="replace")
+            if isinstance(value, str) and value == "" and (attr.kind == "int" or attr.name not in raw):
+                if attr.required:
+                    raise OpError(
+                        self.op_type,
+                        f"required attribute {attr.name!r} is missing; it must be {attr.valid_range()}",
+                        node_name, kind="attribute",
+                    )
+                parsed[attr.name] = attr.default
+                continue
+            parsed[attr.name] = _typed(self.op_type, attr, value, node_name)
+        return parsed
+
+
+def _typed(op_type: str, attr: AttrDef, value: Any, node_name: str | None) -> Any:
+    if attr.kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, str) and value.lstrip("-").isdigit():
+                value = int(value)
+            else:
+                raise OpError(
+                    op_type, f"attribute {attr.name}={value!r} is not an integer; it must be {attr.valid_range()}",
+                    node_name, kind="attribute",
+                )
+        if attr.minimum is not None and value < attr.minimum:
+            raise OpError(op_type, f"attribute {attr.name}={value} must be {attr.valid_range()}", node_name,
+                          kind="attribute")
+    elif not isinstance(value, str):
+        raise OpError(
+            op_type, f"attribute {attr.name}={value!r} is not a string; it must be {attr.valid_range()}", node_name,
+            kind="attribute",
+        )
+    if attr.choices is not None and value not in attr.choices:
+        raise OpError(op_type, f"attribute {attr.name}={value!r} is invalid; it must be {attr.valid_range()}", node_name,
+                      kind="attribute")
+    return value
+
+
+#: The name the specification had before every op got its own folder.
+OpDef = OpSpec

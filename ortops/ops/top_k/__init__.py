@@ -1,0 +1,1 @@
+"""Everything about one ortops op; its specification is in spec.py."""

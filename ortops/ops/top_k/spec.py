@@ -1,0 +1,64 @@
+"""``ortops.openvino::TopK``: OpenVINO TopK-11, as data."""
+
+from __future__ import annotations
+
+from ... import dtypes
+from ..inference import attr_value, constant_scalar, input_dims, tensor_type
+from ..spec import OPENVINO_DOMAIN, AttrDef, Carrier, Deferred, OpSpec, TypeParam, Variant
+
+__all__ = ["TOP_K"]
+
+#: index_element_type -> the ONNX name of the indices' type.
+_INDEX_TYPES = {"i32": "int32", "i64": "int64"}
+
+
+def _infer(ctx) -> None:
+    data_type = ctx.get_input_type(0)
+    if data_type is None:
+        return
+    dims = input_dims(ctx, 0)
+    if dims is not None:
+        axis = attr_value(ctx, "axis", None)
+        if axis is not None and -len(dims) <= axis < len(dims):
+            dims[axis] = constant_scalar(ctx, 1)
+        else:
+            dims = None
+    index_type = attr_value(ctx, "index_element_type", "i32")
+    index_type = index_type.decode() if isinstance(index_type, bytes) else index_type
+    index_row = dtypes.from_name(_INDEX_TYPES.get(index_type, "int32"))
+    ctx.set_output_type(0, tensor_type(data_type.tensor_type.elem_type, dims))
+    ctx.set_output_type(1, tensor_type(index_row.onnx, dims))
+
+
+TOP_K = OpSpec(
+    domain=OPENVINO_DOMAIN,
+    op_type="TopK",
+    inputs=("data", "k"),
+    outputs=("values", "indices"),
+    attrs=(
+        AttrDef("axis", "int", doc="Axis of the slices; negative counts from the back."),
+        AttrDef("mode", "string", choices=("max", "min"), doc="Select the largest or the smallest."),
+        AttrDef("sort", "string", choices=("value", "index", "none"), doc="Order of the output."),
+        AttrDef("stable", "int", 0, choices=(0, 1), doc="Keep the input order of equal values."),
+        AttrDef("index_element_type", "string", "i32", choices=tuple(_INDEX_TYPES), doc="Type of indices."),
+    ),
+    spec="OpenVINO TopK-11",
+    input_types=("T", "T_K"),
+    output_types=("T", "T_IND"),
+    type_params=(
+        TypeParam("T", dtypes.names((*dtypes.NUMERIC_TYPES, *dtypes.CARRIED_TYPES)), "a numeric type"),
+        TypeParam("T_K", dtypes.names(dtypes.INTEGER_TYPES), "an integer type"),
+        TypeParam("T_IND", tuple(_INDEX_TYPES.values()), "chosen by index_element_type"),
+    ),
+    # float32 keeps TopK exact: every float16/bfloat16 value is a float32 value, and the
+    # indices come from the original order.
+    carrier=Carrier(via="float", inputs=(0,)),
+    variants=tuple(Variant(f"_{name}", (("index_element_type", name),), (("T_IND", (t,)),))
+                   for name, t in _INDEX_TYPES.items()),
+    infer_shapes=_infer,
+    reference=Deferred("ortops.ops.top_k.reference", "top_k"),
+    kernel=Deferred("ortops.ops.top_k.kernel", "top_k"),
+    openvino=Deferred("ortops.ops.top_k.openvino", "convert"),
+    conformance="ortops.ops.top_k.conformance",
+    oracle="ortops.ops.top_k.oracle",
+)
