@@ -13,6 +13,7 @@ from ortops.conformance import collect_cases  # noqa: E402
 from ortops.conformance import openvino_oracle as oracle  # noqa: E402
 from ortops.conformance.cases import Case, Check  # noqa: E402
 from ortops.conformance.openvino_oracle import TOPICS, judge_openvino, topic_of  # noqa: E402
+from ortops.ops.top_k.conformance import valid_top_k  # noqa: E402
 
 HYPOTHESIS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -115,8 +116,8 @@ def test_a_wrong_index_type_is_unexplained(monkeypatch):
 def test_unstable_ties_accept_any_valid_top_k():
     check = verdict(top_k_case(np.array([2, 1, 2, 2, 1], np.float32), 2, stable=0, sort="none"))
     assert check.status == "agree"
-    assert not oracle._valid_top_k(np.array([2, 1, 2]), 0, {"mode": "max", "sort": "value"},
-                                   np.array([2, 2]), np.array([0, 0]), np.array([2, 2]))  # repeated index
+    assert not valid_top_k(np.array([2, 1, 2]), 0, {"mode": "max", "sort": "value"},
+                           np.array([2, 2]), np.array([0, 0]), np.array([2, 2]))  # repeated index
 
 
 # --- invalid inputs ---------------------------------------------------------------------------------------
@@ -152,8 +153,10 @@ def test_topics_are_keys_and_every_non_agree_check_has_one():
     assert {"ties", "nan", "integer-mean-rounding", "narrow-type-overflow", "uint64", "float16-bfloat16", "k-range",
             "out-of-range-indices", "ncnn-tie-rule", "float64-precision"} <= set(TOPICS)
     assert topic_of(Check("openvino", "agree")) is None
-    assert topic_of(Check("openvino", "explained", "r", "[nan] x")) == "nan"
-    assert topic_of(Check("openvino", "explained", "r", "[no-such-topic] x")) is None
+    assert topic_of(Check("openvino", "explained", "r", "x", topic="nan")) == "nan"
+    assert topic_of(Check("openvino", "explained", "r", "x", topic="no-such-topic")) is None
+    # the topic is a field: nothing is parsed out of the detail
+    assert topic_of(Check("openvino", "explained", "r", "[nan] x")) is None
 
 
 # --- the real case lists ---------------------------------------------------------------------------------

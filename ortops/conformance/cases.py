@@ -61,6 +61,7 @@ class Check:
     status: str
     reason: str = ""
     detail: str = ""  # what was observed in this case; ``reason`` is the general cause
+    topic: str | None = None  # the divergence topic (ortops.divergences.TOPICS) it was judged under
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -108,8 +109,8 @@ class Result:
             "attributes": {k: (v.item() if isinstance(v, np.generic) else v) for k, v in c.attrs.items()},
             "oracles": {family: status for family, (status, _) in self.oracles().items()},
             "oracle_reasons": {family: reason for family, (status, reason) in self.oracles().items() if reason},
-            "checks": [{"oracle": k.oracle, "status": k.status, "reason": k.reason, "detail": k.detail}
-                       for k in self.checks],
+            "checks": [{"oracle": k.oracle, "status": k.status, "reason": k.reason, "detail": k.detail,
+                        **({"topic": k.topic} if k.topic else {})} for k in self.checks],
             "details": c.details,
             "seconds": round(self.seconds, 4),
         }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["same", "describe_difference", "has_nan", "tolerance"]
+__all__ = ["same", "describe_difference", "has_nan", "has_ties", "tolerance"]
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -31,6 +31,12 @@ def tolerance(dtype) -> tuple[float, float]:
 
 def has_nan(a: np.ndarray) -> bool:
     return np.asarray(a).dtype.kind == "f" and bool(np.isnan(a).any())
+
+
+def has_ties(a: np.ndarray) -> bool:
+    """Whether two elements of ``a`` are equal."""
+    flat = np.asarray(a).reshape(-1)
+    return flat.size > 1 and np.unique(flat).size < flat.size
 
 
 def describe_difference(name: str, got: np.ndarray, want: np.ndarray) -> str:

@@ -14,75 +14,34 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Sequence
 
-import numpy as np
 
+from .. import divergences
 from .cases import Case, Check, Result, oracle_family
+from .compare import has_nan
+from .runner import suite
 
 __all__ = ["ROWS", "COLUMNS", "case_topics", "matrix", "markdown"]
 
-ROWS = ("ties", "nan", "integer-mean-rounding", "narrow-type-overflow", "uint64", "float16-bfloat16", "k-range",
-        "out-of-range-indices", "ncnn-tie-rule")
+#: The matrix's rows (:data:`ortops.divergences.MATRIX_ROWS`).
+ROWS = divergences.MATRIX_ROWS
 COLUMNS = ("ONNX spec", "ORT built-in", "OpenVINO spec", "OpenVINO runtime", "ncnn", "ortops")
-
-_SPEC = {
-    "ties": ("TopK: the lower index wins ties (sorted or not)", "TopK-11: order kept only with stable=1; sort=none undefined",
-             "ArgMax: partial_sort on (value, index), higher index first"),
-    "nan": ("not specified", "not specified", "not specified (float comparison)"),
-    "integer-mean-rounding": ("no mean reduction in ScatterElements", "ScatterElementsUpdate-12: mean rounds toward -inf",
-                              "n/a"),
-    "narrow-type-overflow": ("not specified", "not specified (mean: exact value, floored)", "n/a"),
-    "uint64": ("TopK-11/24 allow uint64", "TopK/ScatterElementsUpdate: any numeric type", "float32 only"),
-    "float16-bfloat16": ("TopK-11 allows float16; TopK-24 adds bfloat16", "any numeric type", "float32 only"),
-    "k-range": ("K must be positive (k=0 accepted by the schema's shape inference)", "K in [1, shape[axis]], else undefined",
-                "topk <= size not checked: undefined behaviour"),
-    "out-of-range-indices": ("indices in [-s, s-1]; outside is an error", "indices in [-d, d-1]; outside raises",
-                             "n/a"),
-    "ncnn-tie-rule": ("ArgMax: first index unless select_last_index=1", "n/a", "higher index first"),
-}
-
-
-def _has_ties(data: np.ndarray) -> bool:
-    flat = data.reshape(-1)
-    return flat.size > 1 and np.unique(flat).size < flat.size
 
 
 def case_topics(case: Case) -> set[str]:
-    """The topics a case exercises, read off its inputs and attributes."""
+    """The topics a case exercises, read off its inputs and attributes: the dtype topics here,
+    the op's own (ties, k range, integer mean, ...) from its suite's ``topics``."""
     data = case.inputs.get("data")
     if data is None:
         return set()
     topics = set()
     dtype_name = case.details.get("dtype", str(data.dtype))
-    has_nan = data.dtype.kind == "f" and bool(np.isnan(data).any())
-    if has_nan:  # NaN cases are filed under "nan" only: their NaN order would hide the tie story
+    if has_nan(data):  # NaN cases are filed under "nan" only: their NaN order would hide the tie story
         topics.add("nan")
     if dtype_name == "uint64":
         topics.add("uint64")
     if dtype_name in ("float16", "bfloat16"):
         topics.add("float16-bfloat16")
-    if case.op == "TopK":
-        k, axis = int(np.asarray(case.inputs["k"]).reshape(-1)[0]), case.attrs["axis"]
-        if data.ndim and -data.ndim <= axis < data.ndim and not 1 <= k <= data.shape[axis]:
-            topics.add("k-range")
-        elif data.size and not has_nan and _has_ties(data):
-            topics.add("ties")
-    elif case.op == "ArgMax":
-        if not 1 <= case.attrs.get("topk", 1) <= data.size:
-            topics.add("k-range")
-        elif not has_nan and _has_ties(data):
-            topics.add("ncnn-tie-rule")
-    elif case.op == "ScatterElementsUpdate":
-        reduction, integer = case.attrs.get("reduction", "none"), data.dtype.kind in "iu"
-        if reduction == "mean" and integer:
-            topics.add("integer-mean-rounding")
-        if integer and data.dtype.itemsize <= 2 and reduction in ("sum", "prod", "mean"):
-            topics.add("narrow-type-overflow")
-        indices, axis = case.inputs["indices"], int(np.asarray(case.inputs["axis"]).reshape(-1)[0])
-        if indices.size and data.ndim and -data.ndim <= axis < data.ndim:
-            d = data.shape[axis]
-            if int(indices.min()) < -d or int(indices.max()) > d - 1:
-                topics.add("out-of-range-indices")
-    return topics
+    return topics | suite(case.op).topics(case)
 
 
 def _summary(checks: list[Check], cases: int) -> str:
@@ -122,7 +81,8 @@ def matrix(results: Sequence[Result]) -> dict[str, dict[str, str]]:
         for r in cases:
             for c in r.checks:
                 family[oracle_family(c.oracle)].append(c)
-        onnx_spec, openvino_spec, ncnn = _SPEC.get(topic, ("", "", ""))
+        row = divergences.topic(topic)
+        onnx_spec, openvino_spec, ncnn = row.onnx_spec, row.openvino_spec, row.ncnn
         ours = family["reference"] + family["ortops"]
         table[topic] = {
             "ONNX spec": onnx_spec,

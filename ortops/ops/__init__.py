@@ -31,7 +31,7 @@ def find_op(domain: str, op_type: str) -> OpSpec | None:
 
 def by_name(op_type: str) -> OpSpec:
     """The op whose type is ``op_type`` (e.g. a conformance case's ``op``); KeyError if none."""
-    for op in OPS:
-        if op.op_type == op_type:
-            return op
-    raise KeyError(f"{op_type!r} is not an ortops op; the ops are {[op.op_type for op in OPS]}")
+    ops = {op.op_type: op for op in OPS}
+    if op_type not in ops:
+        raise KeyError(f"{op_type!r} is not an ortops op; the ops are {list(ops)}")
+    return ops[op_type]

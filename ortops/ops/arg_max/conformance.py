@@ -46,13 +46,13 @@ from .checks import FLOAT32_EXACT_INT_MAX
 from ...errors import OpError
 from ...conformance import real_model
 from ...conformance.cases import Case, Check
-from ...conformance.compare import describe_difference, has_nan
+from ...conformance.compare import describe_difference, has_nan, has_ties
 from ...conformance.onnx_vectors import OnnxVector, onnx_vectors
 from ...conformance.sessions import ortops_session, plain_session
 
 __all__ = [
     "OP", "EXACT", "NAIVE", "judge", "onnx_arg_max_vectors", "seed_cases", "onnx_backend_cases",
-    "generated_cases", "real_model_cases", "CASE_SOURCES",
+    "generated_cases", "real_model_cases", "CASE_SOURCES", "topics",
 ]
 
 OP = "ArgMax"
@@ -441,3 +441,13 @@ CASE_SOURCES = {
     "generated": generated_cases,
     "real-model": real_model_cases,
 }
+
+
+def topics(case: Case) -> set[str]:
+    """The divergence topics of an ArgMax case beyond its dtype (see :mod:`ortops.conformance.matrix`)."""
+    data = case.inputs["data"]
+    if not 1 <= case.attrs.get("topk", 1) <= data.size:
+        return {"k-range"}
+    if not has_nan(data) and has_ties(data):
+        return {"ncnn-tie-rule"}
+    return set()

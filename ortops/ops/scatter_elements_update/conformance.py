@@ -48,6 +48,7 @@ from .builder import (
     scatter_elements_update_side_by_side,
     scatter_mean_composition,
 )
+from ...dtypes import numpy_to_onnx
 from ...errors import OpError
 from .reference import reduction_identity
 from ...conformance.cases import Case, Check
@@ -55,7 +56,8 @@ from ...conformance.compare import describe_difference, has_nan, same, tolerance
 from ...conformance.onnx_vectors import onnx_vectors
 from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
 
-__all__ = ["OP", "judge", "seed_cases", "onnx_backend_cases", "generated_cases", "real_model_cases", "CASE_SOURCES"]
+__all__ = ["OP", "judge", "seed_cases", "onnx_backend_cases", "generated_cases", "real_model_cases",
+           "CASE_SOURCES", "topics"]
 
 OP = "ScatterElementsUpdate"
 
@@ -85,10 +87,6 @@ _CAST_INDICES = "indices reach the standard nodes as int64 (their Tind is int32 
 # ----------------------------------------------------------------------------- running
 
 
-def _elem_type(dtype) -> int:
-    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-
-
 def _axis_value(case: Case) -> int:
     rank = case.inputs["data"].ndim
     axis = int(np.asarray(case.inputs["axis"]).reshape(-1)[0])
@@ -98,8 +96,8 @@ def _axis_value(case: Case) -> int:
 def _run_ortops(case: Case) -> np.ndarray:
     data, indices, updates, axis = (case.inputs[k] for k in ("data", "indices", "updates", "axis"))
     model = scatter_elements_update_model(
-        _elem_type(data.dtype), data.ndim, **case.attrs, indices_type=_elem_type(indices.dtype),
-        axis_type=_elem_type(axis.dtype), axis_shape=axis.shape,
+        numpy_to_onnx(data.dtype), data.ndim, **case.attrs, indices_type=numpy_to_onnx(indices.dtype),
+        axis_type=numpy_to_onnx(axis.dtype), axis_shape=axis.shape,
     )
     feed = {"data": data, "indices": indices, "updates": updates, "axis": axis}
     return ortops_session(model).run(None, feed)[0]
@@ -119,7 +117,7 @@ def _standard_feed(case: Case) -> tuple[dict[str, np.ndarray], int, str]:
     if indices.dtype not in (np.int32, np.int64):
         indices, note = indices.astype(np.int64), _CAST_INDICES
     feed = {"data": case.inputs["data"], "indices": indices, "updates": case.inputs["updates"]}
-    return feed, _elem_type(indices.dtype), note
+    return feed, numpy_to_onnx(indices.dtype), note
 
 
 def _unsupported_at_run_time(exc: Exception) -> bool:
@@ -263,8 +261,8 @@ def _side_by_side(case: Case, version: int) -> tuple[np.ndarray, np.ndarray] | C
     data, indices = case.inputs["data"], case.inputs["indices"]
     reduction = case.attrs["reduction"]
     oracle = f"onnxruntime ScatterElements-{version}"
-    model = scatter_elements_update_side_by_side(version, _elem_type(data.dtype), data.ndim, axis=_axis_value(case),
-                                                 **case.attrs, indices_type=_elem_type(indices.dtype))
+    model = scatter_elements_update_side_by_side(version, numpy_to_onnx(data.dtype), data.ndim, axis=_axis_value(case),
+                                                 **case.attrs, indices_type=numpy_to_onnx(indices.dtype))
     feed = {k: case.inputs[k] for k in ("data", "indices", "updates")}
     try:
         output, builtin = ortops_session(model).run(None, feed)
@@ -330,7 +328,7 @@ def _composition_checks(case: Case, got: np.ndarray) -> list[Check]:
     for rounding in roundings:
         oracle = "onnxruntime composition" + (" with plain integer Div" if rounding == "trunc" else "")
         feed, indices_type, note = _standard_feed(case)
-        model = scatter_mean_composition(_elem_type(data.dtype), data.ndim, axis=_axis_value(case),
+        model = scatter_mean_composition(numpy_to_onnx(data.dtype), data.ndim, axis=_axis_value(case),
                                          reduction=reduction, use_init_val=use_init_val, rounding=rounding,
                                          indices_type=indices_type)
         try:
@@ -646,3 +644,21 @@ CASE_SOURCES = {
     "generated": generated_cases,
     "real-model": real_model_cases,
 }
+
+
+def topics(case: Case) -> set[str]:
+    """The divergence topics of a ScatterElementsUpdate case beyond its dtype (see
+    :mod:`ortops.conformance.matrix`)."""
+    data = case.inputs["data"]
+    found = set()
+    reduction, integer = case.attrs.get("reduction", "none"), data.dtype.kind in "iu"
+    if reduction == "mean" and integer:
+        found.add("integer-mean-rounding")
+    if integer and data.dtype.itemsize <= 2 and reduction in ("sum", "prod", "mean"):
+        found.add("narrow-type-overflow")
+    indices, axis = case.inputs["indices"], int(np.asarray(case.inputs["axis"]).reshape(-1)[0])
+    if indices.size and data.ndim and -data.ndim <= axis < data.ndim:
+        d = data.shape[axis]
+        if int(indices.min()) < -d or int(indices.max()) > d - 1:
+            found.add("out-of-range-indices")
+    return found

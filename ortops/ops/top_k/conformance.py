@@ -33,14 +33,15 @@ from ...builder import (
     top_k_model,
     top_k_side_by_side,
 )
-from ...dtypes import INDEX_ELEMENT_TYPES
+from ...checks import normalize_axis
+from ...dtypes import INDEX_ELEMENT_TYPES, numpy_to_onnx
 from ...errors import OpError
 from ...conformance.cases import Case, Check
-from ...conformance.compare import describe_difference, has_nan, same
+from ...conformance.compare import describe_difference, has_nan, has_ties, same
 from ...conformance.onnx_vectors import onnx_vectors
 from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
 
-__all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "CASE_SOURCES"]
+__all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "CASE_SOURCES", "topics"]
 
 OP = "TopK"
 _FLOATS = (np.float32, np.float64)
@@ -50,36 +51,44 @@ _NAN_NOTE = (
 )
 
 
-def _elem_type(dtype) -> int:
-    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-
-
 def _run_ortops(data: np.ndarray, k: np.ndarray, attrs: dict):
-    model = top_k_model(_elem_type(data.dtype), data.ndim, **attrs, k_type=_elem_type(k.dtype), k_shape=k.shape)
+    model = top_k_model(numpy_to_onnx(data.dtype), data.ndim, **attrs, k_type=numpy_to_onnx(k.dtype), k_shape=k.shape)
     return ortops_session(model).run(None, {"data": data, "k": k})
 
 
-def _valid_alternative(data, axis, values, indices, other_values, other_indices) -> bool:
-    """Whether (other_values, other_indices) is also a correct top-k: same multiset of values
-    per slice, distinct indices, each pointing at its value."""
-    if other_values.shape != values.shape:
+def valid_top_k(data, axis, attrs, values, indices, want_values) -> bool:
+    """Whether (values, indices) is a correct top-k of ``data`` when ties may go either way.
+
+    Same multiset of values per slice as ``want_values``; indices distinct and pointing at
+    their values; the order ``sort`` asks for (value: monotone in the mode's direction;
+    index: ascending indices)."""
+    values, indices = np.asarray(values), np.asarray(indices, np.int64)
+    if values.shape != want_values.shape or indices.shape != values.shape:
         return False
-    other_indices = np.asarray(other_indices, np.int64)
-    if not same(np.sort(other_values, axis=axis), np.sort(values, axis=axis)):
+    if np.any(indices < 0) or np.any(indices >= data.shape[axis]):
         return False
-    if not same(np.take_along_axis(data, other_indices, axis=axis), other_values):
+    if not same(np.sort(values, axis=axis), np.sort(want_values, axis=axis)):
         return False
-    sorted_idx = np.sort(other_indices, axis=axis)
-    return not np.any(np.diff(sorted_idx, axis=axis) == 0)
+    if not same(np.take_along_axis(data, indices, axis=axis), values):
+        return False
+    if np.any(np.diff(np.sort(indices, axis=axis), axis=axis) == 0):
+        return False
+    if attrs["sort"] == "value" and values.shape[axis] > 1:
+        n = values.shape[axis]
+        before, after = np.take(values, range(n - 1), axis=axis), np.take(values, range(1, n), axis=axis)
+        return bool(np.all(before >= after) if attrs["mode"] == "max" else np.all(before <= after))
+    if attrs["sort"] == "index":
+        return bool(np.all(np.diff(indices, axis=axis) > 0))
+    return True
 
 
 def _versus(oracle, case, got, want, *, order_defined: bool) -> Check:
     data, attrs = case.inputs["data"], case.attrs
-    axis = attrs["axis"]
+    axis = normalize_axis(OP, attrs["axis"], data.ndim)
     (values, indices), (w_values, w_indices) = got, want
     if same(values, w_values) and same(indices, w_indices):
         return Check(oracle, "agree")
-    if not order_defined and _valid_alternative(data, axis, values, indices, w_values, w_indices):
+    if not order_defined and valid_top_k(data, axis, attrs, w_values, w_indices, values):
         return Check(oracle, "agree")
     if has_nan(data):
         return Check(oracle, "explained", _NAN_NOTE, detail=describe_difference("values", values, w_values))
@@ -106,7 +115,7 @@ def _builtin_checks(case: Case, version: int, got) -> list[Check]:
             return [Check(oracle, "skipped", f"TopK-{version} has no 'largest' attribute; mode=min cannot map")]
         if data.dtype not in _FLOATS:
             return [Check(oracle, "skipped", f"TopK-{version}'s spec allows float types only, not {data.dtype}")]
-    model = top_k_side_by_side(version, _elem_type(data.dtype), data.ndim, k=int(k.reshape(())), **attrs)
+    model = top_k_side_by_side(version, numpy_to_onnx(data.dtype), data.ndim, k=int(k.reshape(())), **attrs)
     try:
         values, indices, b_values, b_indices = ortops_session(model).run(None, {"data": data})
     except BuiltinUnavailable as exc:
@@ -147,7 +156,7 @@ def _judge_error(case: Case, error: OpError) -> list[Check]:
         checks.append(Check("ortops", "unexplained", "the reference raises OpError, ortops returned a result",
                             detail=str(error)))
     for version in case.onnx_versions:
-        model = onnx_top_k_model(version, _elem_type(data.dtype), data.ndim, axis=attrs["axis"],
+        model = onnx_top_k_model(version, numpy_to_onnx(data.dtype), data.ndim, axis=attrs["axis"],
                                  largest=int(attrs["mode"] == "max"))
         try:
             values, _ = plain_session(model).run(None, {"X": data, "K": k.astype(np.int64).reshape(1)})
@@ -328,3 +337,14 @@ CASE_SOURCES = {
     "generated": generated_cases,
     "real-model": _real_model_cases,
 }
+
+
+def topics(case: Case) -> set[str]:
+    """The divergence topics of a TopK case beyond its dtype (see :mod:`ortops.conformance.matrix`)."""
+    data = case.inputs["data"]
+    k, axis = int(np.asarray(case.inputs["k"]).reshape(-1)[0]), case.attrs["axis"]
+    if data.ndim and -data.ndim <= axis < data.ndim and not 1 <= k <= data.shape[axis]:
+        return {"k-range"}
+    if data.size and not has_nan(data) and has_ties(data):
+        return {"ties"}
+    return set()

@@ -1,0 +1,131 @@
+"""Known divergences, as data: one table of topics and one of divergences, each row with its
+reason, the runtime it is about and the versions it was observed with.
+
+The divergence matrix of ``report.md`` (:mod:`ortops.conformance.matrix`), the OpenVINO oracle
+(:mod:`ortops.conformance.openvino_oracle`) and the op suites read these rows; a verdict carries
+its topic as a field (``Check.topic``), never inside a string. A row is something that was run
+and seen with the versions it names: a newer release may change it, and the conformance run
+observes it anew on every case (an explained verdict becomes agree, never a failure).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["Topic", "Divergence", "TOPICS", "MATRIX_ROWS", "DIVERGENCES", "ERROR_TOPICS", "topic", "divergence",
+           "reason"]
+
+
+class Topic(NamedTuple):
+    """A semantic topic: what it is, and what each spec says (the matrix's spec columns)."""
+
+    key: str
+    what: str
+    onnx_spec: str = ""
+    openvino_spec: str = ""
+    ncnn: str = ""
+    in_matrix: bool = False  # a row of the divergence matrix even when no case hit it
+
+
+class Divergence(NamedTuple):
+    """One known divergence: a runtime's behaviour on a topic, and why it is not a bug of ortops.
+
+    ``op`` is an op type, or None for every op; ``runtime`` is ``"openvino"`` (the CPU plugin),
+    ``"onnxruntime"`` or ``"ncnn"``; ``observed_with`` names the versions it was seen with.
+    """
+
+    topic: str
+    op: str | None
+    runtime: str
+    reason: str
+    observed_with: tuple[str, ...]
+
+
+TOPICS: tuple[Topic, ...] = (
+    Topic('ties', 'equal values: which of them is selected or first where the spec leaves it open',
+          'TopK: the lower index wins ties (sorted or not)', 'TopK-11: order kept only with stable=1; sort=none undefined', 'ArgMax: partial_sort on (value, index), higher index first', True),
+    Topic('nan', 'NaN ordering and propagation, implementation-defined in the specs',
+          'not specified', 'not specified', 'not specified (float comparison)', True),
+    Topic('integer-mean-rounding', "OpenVINO CPU's integer mean truncates toward zero; the spec (and ortops) floor",
+          'no mean reduction in ScatterElements', 'ScatterElementsUpdate-12: mean rounds toward -inf', 'n/a', True),
+    Topic('narrow-type-overflow', 'OpenVINO CPU accumulates integer sums for the mean in the element type, which overflows',
+          'not specified', 'not specified (mean: exact value, floored)', 'n/a', True),
+    Topic('uint64', "uint64 data, which OpenVINO's CPU plugin computes in int32",
+          'TopK-11/24 allow uint64', 'TopK/ScatterElementsUpdate: any numeric type', 'float32 only', True),
+    Topic('float16-bfloat16', 'float16/bfloat16 data: types the PyOp bridge cannot carry or NumPy lacks',
+          'TopK-11 allows float16; TopK-24 adds bfloat16', 'any numeric type', 'float32 only', True),
+    Topic('k-range', 'k or topk outside [1, size] (undefined in the specs; ortops raises OpError)',
+          "K must be positive (k=0 accepted by the schema's shape inference)", 'K in [1, shape[axis]], else undefined', 'topk <= size not checked: undefined behaviour', True),
+    Topic('out-of-range-indices', 'an index outside [-d, d-1] (ortops raises OpError)',
+          'indices in [-s, s-1]; outside is an error', 'indices in [-d, d-1]; outside raises', 'n/a', True),
+    Topic('ncnn-tie-rule', "ncnn ArgMax's higher-index-first rule among equal values",
+          'ArgMax: first index unless select_last_index=1', 'n/a', 'higher index first', True),
+    Topic('float64-precision', "float64 data, which OpenVINO's CPU plugin computes in float32",
+          '', '', '', False),
+    Topic('int32-narrowing', "int64 and uint32 data, which OpenVINO's CPU plugin computes in int32 (wrapping)",
+          '', '', '', False),
+    Topic('float-accumulation', 'OpenVINO CPU accumulates float32 sums/products in float32; ortops in float64, rounded once',
+          '', '', '', False),
+    Topic('float-index-precision', "a flat index above 2**24 cannot be exact in ncnn ArgMax's float32 output",
+          '', '', '', False),
+    Topic('invalid-input', 'an input ortops rejects with OpError for another reason (shape, rank, axis, dtype)',
+          '', '', '', False),
+    Topic('openvino-missing', 'the openvino package is not installed',
+          '', '', '', False),
+)
+_BY_KEY = {t.key: t for t in TOPICS}
+#: The topics the divergence matrix always shows, in order.
+MATRIX_ROWS: tuple[str, ...] = tuple(t.key for t in TOPICS if t.in_matrix)
+
+_OPENVINO = ("openvino 2026.4.1",)
+
+DIVERGENCES: tuple[Divergence, ...] = (
+    Divergence('ties', 'TopK', "openvino",
+               "OpenVINO CPU's TopK with sort='index' does not keep the lowest-index equal values at the k boundary, even with stable=1 (its spec's 'stable' only promises the relative order of equal elements); ortops selects as sort='value', stable=1 does, then orders by index",
+               _OPENVINO),
+    Divergence('nan', None, "openvino",
+               "NaN order is implementation-defined (OpenVINO and ncnn specs); OpenVINO CPU does not rank NaN above +inf as ortops does (TopK's output is not even sorted; max/min reductions skip NaN updates)",
+               _OPENVINO),
+    Divergence('integer-mean-rounding', 'ScatterElementsUpdate', "openvino",
+               "OpenVINO CPU's integer mean truncates toward zero; its spec and ortops round toward negative infinity (floor)",
+               _OPENVINO),
+    Divergence('narrow-type-overflow', 'ScatterElementsUpdate', "openvino",
+               "OpenVINO CPU accumulates the integer mean's sum in the element type and wraps around (and truncates); ortops computes the exact sum and floors, as the spec says",
+               _OPENVINO),
+    Divergence('uint64', None, "openvino",
+               "OpenVINO's CPU plugin computes uint64 data in int32: values wrap to their low 32 bits, read as signed; ortops is exact over the full uint64 range",
+               _OPENVINO),
+    Divergence('int32-narrowing', None, "openvino",
+               "OpenVINO's CPU plugin computes int64 and uint32 data in int32: values wrap to their low 32 bits, read as signed; ortops is exact in the element type",
+               _OPENVINO),
+    Divergence('float64-precision', None, "openvino",
+               "OpenVINO's CPU plugin computes float64 in float32 (inputs rounded to float32, results widened back); ortops computes in float64",
+               _OPENVINO),
+    Divergence('float-accumulation', 'ScatterElementsUpdate', "openvino",
+               'OpenVINO CPU accumulates float32 sums/products in float32, one rounding per update; ortops accumulates in float64 and rounds once',
+               _OPENVINO),
+    Divergence('float16-bfloat16', 'ScatterElementsUpdate', "openvino",
+               'OpenVINO computes float16 sums/products in float16; ortops in float64, rounded once',
+               _OPENVINO),
+)
+
+#: ``OpError.kind`` -> the topic of a case ortops rejects (any other kind: ``"invalid-input"``).
+ERROR_TOPICS = {"k_range": "k-range", "index_range": "out-of-range-indices", "precision": "float-index-precision"}
+
+
+def topic(key: str) -> Topic:
+    """The topic ``key``; KeyError for an unknown one."""
+    return _BY_KEY[key]
+
+
+def divergence(topic_key: str, runtime: str, op: str | None = None) -> Divergence:
+    """The row for ``topic_key`` and ``runtime`` (an op's own row first, then the one for every op)."""
+    for row in DIVERGENCES:
+        if row.topic == topic_key and row.runtime == runtime and row.op in (op, None):
+            return row
+    raise KeyError(f"no known divergence {topic_key!r} of {runtime} for {op or 'any op'}")
+
+
+def reason(topic_key: str, runtime: str, op: str | None = None) -> str:
+    """The reason of :func:`divergence`, as the report shows it."""
+    return divergence(topic_key, runtime, op).reason

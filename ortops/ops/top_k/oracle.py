@@ -1,0 +1,149 @@
+"""How OpenVINO's answer on a TopK case is judged (see :mod:`ortops.conformance.openvino_oracle`).
+
+* Selections compare exactly. With ``stable=0`` or ``sort="none"`` any valid top-k is accepted
+  (:func:`~ortops.ops.top_k.conformance.valid_top_k`).
+* A difference is explained when a known narrowing of the CPU plugin (int32 for
+  int64/uint32/uint64, float32 for float64) reproduces it, when ``sort="index"`` only kept other
+  equal values at the k boundary (OpenVINO's own ``sort="value"`` answer, re-ordered by index,
+  is ortops'), or, with NaN, when OpenVINO agrees on the data replaced by its ranks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import reference
+from ...checks import normalize_axis
+from ...conformance import openvino_oracle as ov
+from ...conformance.cases import Case, Check
+from ...conformance.compare import has_nan, same
+from ...divergences import reason
+from ...dtypes import INDEX_ELEMENT_TYPES, numpy_to_onnx
+from .conformance import valid_top_k
+
+__all__ = ["ALTERNATIVE", "model", "expected", "matches", "check_output", "explain"]
+
+#: What an accepted different answer is (the spec leaves it open).
+ALTERNATIVE = "another valid top-k among equal values"
+
+
+def model(case: Case):
+    """The ONNX model ortops runs for ``case``."""
+    from ...builder import top_k_model
+
+    data, k = case.inputs["data"], case.inputs["k"]
+    return top_k_model(numpy_to_onnx(data.dtype), data.ndim, **case.attrs, k_type=numpy_to_onnx(k.dtype),
+                       k_shape=k.shape)
+
+
+def expected(inputs: dict, attrs: dict) -> list[np.ndarray]:
+    """ortops' answer (the reference), float16 carried through float32 as ortops does (exact)."""
+    data = inputs["data"]
+    if data.dtype == np.float16:
+        values, indices = reference.top_k(data.astype(np.float32), inputs["k"], **attrs)
+        return [values.astype(np.float16), indices]
+    return list(reference.top_k(data, inputs["k"], **attrs))
+
+
+def matches(case: Case, got, want) -> tuple[bool, bool]:
+    """(matches, only as another valid top-k)."""
+    data, attrs = case.inputs["data"], case.attrs
+    if same(got[0], want[0]) and same(got[1], want[1]):
+        return True, False
+    order_defined = attrs["sort"] != "none" and bool(attrs["stable"])
+    axis = normalize_axis("TopK", attrs["axis"], data.ndim)
+    if not order_defined and valid_top_k(data, axis, attrs, got[0], got[1], want[0]):
+        return True, True
+    return False, False
+
+
+def check_output(case: Case, got) -> Check | None:
+    """An unexplained check when OpenVINO's indices do not have the type index_element_type asks."""
+    index_type = INDEX_ELEMENT_TYPES[case.attrs.get("index_element_type", "i32")]
+    if got[1].dtype != index_type:
+        return ov.check("unexplained", None, "OpenVINO's indices have the wrong type",
+                        f"{got[1].dtype}, index_element_type={case.attrs.get('index_element_type')}")
+    return None
+
+
+def _hypotheses(case: Case) -> list[tuple[str, str, np.dtype]]:
+    """(topic, what it recomputes, the type OpenVINO CPU computes in) for TopK's known
+    narrowing of the data type."""
+    dtype = case.inputs["data"].dtype
+    if dtype == np.float64:
+        return [("float64-precision", "ortops' answer on the data rounded to float32 (+-inf saturating to "
+                 "+-3.4e38)", np.dtype(np.float32))]
+    if dtype == np.uint64:
+        return [("uint64", "ortops' answer on the data wrapped to int32", np.dtype(np.int32))]
+    if dtype in (np.int64, np.uint32):
+        return [("int32-narrowing", "ortops' answer on the data wrapped to int32", np.dtype(np.int32))]
+    return []
+
+
+def _explain_narrowing(case: Case, got) -> Check | None:
+    """A known TopK narrowing that accounts for OpenVINO's answer, compared in the type the CPU
+    plugin computes in (so that order and ties are judged as OpenVINO sees the values)."""
+    data = case.inputs["data"]
+    for topic, what, work in _hypotheses(case):
+        narrowed = ov.to_work(data, work)
+        if work.kind == "f":
+            unchanged = same(narrowed.astype(data.dtype), data)
+        else:  # as numbers: uint32 -> int32 loses nothing on the way back, but reorders
+            unchanged = bool(np.all(narrowed.astype(object) == data.astype(object)))
+        if unchanged:  # the type changes no value: it cannot be the cause
+            continue
+        seen = Case(case.name, case.op, case.source, {**case.inputs, "data": narrowed}, case.attrs)
+        model = expected(seen.inputs, case.attrs)
+        got_seen = [ov.to_work(got[0], work), got[1]]
+        ok, _ = matches(seen, got_seen, model)
+        ties = ""
+        if not ok:  # sort=index keeps its own equal values at the k boundary
+            evidence = index_ties_evidence(case, got_seen, model, work)
+            ok, ties = bool(evidence), f", up to equal values at the k boundary ({evidence})"
+        if ok:
+            want = expected(case.inputs, case.attrs)
+            return ov.check("explained", topic, reason(topic, "openvino", case.op),
+                          f"{ov.difference(case, got, want)}; OpenVINO's answer equals {what}{ties}: {ov.short(got)}")
+    return None
+
+
+def index_ties_evidence(case: Case, got, want, work=None) -> str | None:
+    """TopK sort=index: OpenVINO's answer is a valid top-k that keeps other equal values than
+    ortops at the k boundary, and OpenVINO's own sort=value answer, re-ordered by index, is
+    ortops' answer: the difference is only which equal values sort=index selects.
+
+    With ``work``, values are compared as OpenVINO's CPU plugin computes them (``got`` and
+    ``want`` already in that type)."""
+    attrs = case.attrs
+    data = case.inputs["data"] if work is None else ov.to_work(case.inputs["data"], work)
+    axis = normalize_axis("TopK", attrs["axis"], data.ndim)
+    if attrs["sort"] != "index" or not valid_top_k(data, axis, attrs, got[0], got[1], want[0]):
+        return None
+    by_value = ov.run_openvino(Case(case.name, case.op, case.source, case.inputs, {**attrs, "sort": "value"}))
+    if work is not None:
+        by_value[0] = ov.to_work(by_value[0], work)
+    order = np.argsort(by_value[1], axis=axis, kind="stable")
+    reordered = [np.take_along_axis(a, order, axis=axis) for a in by_value]
+    if not (same(reordered[0], want[0]) and same(reordered[1], want[1])):
+        return None
+    return ("OpenVINO's answer is a valid top-k (same values, ascending indices) holding other equal values at the "
+            "k boundary; OpenVINO's own sort='value' answer, re-ordered by index, equals ortops'")
+
+
+def explain(case: Case, got, want) -> Check | None:
+    """An explained check when a known behaviour of OpenVINO accounts for the difference."""
+    check = _explain_narrowing(case, got)
+    if check is not None:
+        return check
+    diff = ov.difference(case, got, want)
+    data = case.inputs["data"]
+    if not has_nan(data):
+        evidence = index_ties_evidence(case, got, want)
+        if evidence:
+            return ov.check("explained", "ties", reason("ties", "openvino", case.op),
+                            f"{diff}; {evidence}; OpenVINO: {ov.short(got)}")
+        return None
+    evidence = ov.nan_evidence(case, fallback=index_ties_evidence)  # sort=index picks its own equal values
+    if evidence:
+        return ov.check("explained", "nan", reason("nan", "openvino"), f"{diff}; {evidence}; OpenVINO: {ov.short(got)}")
+    return None
