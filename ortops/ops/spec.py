@@ -185,6 +185,20 @@ class OpSpec:
         """The :class:`TypeParam` called ``name``."""
         return next(t for t in self.type_params if t.name == name)
 
+    def check_dtype(self, role: str, dtype, node_name: str | None = None) -> None:
+        """OpError (kind ``"dtype"``) unless the input ``role`` may have NumPy ``dtype`` in the
+        computation: a type of its :class:`TypeParam` that the bridge carries (float16/bfloat16
+        are cast to the carrier type before the op runs)."""
+        from .. import dtypes
+
+        table = self.type_param(self.input_types[self.inputs.index(role)])
+        accepted = [dtypes.from_name(n) for n in table.types]
+        accepted = [t for t in accepted if t.bridge is not None]
+        if all(t.numpy != dtype for t in accepted):
+            names = ", ".join(str(t.numpy) for t in accepted)
+            raise OpError(self.op_type, f"input {role!r} has dtype {dtype}; it must be one of {names}", node_name,
+                          kind="dtype")
+
     def defaults(self) -> dict[str, Any]:
         """The attributes that have defaults, with them."""
         return {a.name: a.default for a in self.attrs if not a.required}

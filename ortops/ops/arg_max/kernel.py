@@ -62,6 +62,7 @@ def arg_max(data, *, out_max_val=0, topk=1):
             "ArgMax",
             f"index {highest} is above 2**24={FLOAT32_EXACT_INT_MAX}, the largest index float32 "
             f"output holds exactly (input has {flat.size} elements)",
+            kind="precision",
         )
     output = np.empty((2 if out_max_val else 1, topk), np.float32)
     output[-1] = indices

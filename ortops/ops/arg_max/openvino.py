@@ -28,7 +28,7 @@ def convert(ctx) -> list:
     data = ctx.get_input(0)
     if data.get_element_type() != ov.Type.f32:
         raise OpError(ARG_MAX.op_type, f"input 'data' has type {data.get_element_type().get_type_name()}; "
-                      "ncnn ArgMax takes float32 only")
+                      "ncnn ArgMax takes float32 only", kind="dtype")
     axis0 = ops.constant(np.array([0], np.int64))
     flat = ops.reshape(data, ops.constant(np.array([-1], np.int64)), special_zero=False)
     if attrs["topk"] == 1:  # the last position holding the maximum: a few cheap passes

@@ -76,6 +76,7 @@ def _arg_max(data: np.ndarray, out_max_val: int, topk: int) -> np.ndarray:
             "ArgMax",
             f"selected index {int(too_large[0])} is above {FLOAT32_EXACT_INT_MAX} (2**24), the largest "
             f"integer up to which float32 output is exact, for shape {data.shape}",
+            kind="precision",
         )
 
     if out_max_val:

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .checks import check_scatter_elements_update
+from ...dtypes import wrap
 from ...errors import OpError
 from .spec import SCATTER_ELEMENTS_UPDATE
 
@@ -86,13 +87,10 @@ def scatter_elements_update(
 
 
 def _check_dtypes(data_dtype: np.dtype, updates_dtype: np.dtype) -> None:
-    op = "ScatterElementsUpdate"
-    if not (np.issubdtype(data_dtype, np.integer) or data_dtype in (np.float32, np.float64, np.bool_)):
-        raise OpError(
-            op, f"input 'data' has dtype {data_dtype}; it must be float32, float64, bool or an integer type"
-        )
+    SCATTER_ELEMENTS_UPDATE.check_dtype("data", data_dtype)
     if updates_dtype != data_dtype:
-        raise OpError(op, f"input 'updates' has dtype {updates_dtype}; it must equal the dtype of data {data_dtype}")
+        raise OpError(SCATTER_ELEMENTS_UPDATE.op_type, f"input 'updates' has dtype {updates_dtype}; it must equal the "
+                      f"dtype of data {data_dtype}", kind="dtype")
 
 
 def _scatter_elements_update(
@@ -151,14 +149,8 @@ def _reduce(reduction: str, start, start_count: int, updates: list, dtype: np.dt
     for update in updates:
         result = combine(result, update)
         if is_integer:
-            result = _wrap(result, dtype)  # like C++ arithmetic in the element type
+            result = wrap(result, dtype)  # like C++ arithmetic in the element type
     return result
-
-
-def _wrap(value: int, dtype: np.dtype) -> int:
-    """``value`` modulo 2**bits, as the integer type ``dtype`` holds it (two's complement)."""
-    info = np.iinfo(dtype)
-    return (value - int(info.min)) % 2**info.bits + int(info.min)
 
 
 def _float_min(result: float, operand: float) -> float:

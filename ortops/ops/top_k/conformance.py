@@ -200,7 +200,7 @@ def _bfloat16_model(data: np.ndarray, k: int, attrs: dict, version: int | None):
     nodes = [helper.make_node("Cast", ["data"], ["data_bf16"], to=bf16),
              top_k("data_bf16", "k", **attrs, outputs=("values_bf16", "indices"), name="ortops_top_k"),
              helper.make_node("Cast", ["values_bf16"], ["values"], to=f32)]
-    index_type = TensorProto.INT64 if attrs["index_element_type"] == "i64" else TensorProto.INT32
+    index_type = numpy_to_onnx(INDEX_ELEMENT_TYPES[attrs["index_element_type"]])
     out_dims = [None] * data.ndim
     outputs = [("values", f32, out_dims), ("indices", index_type, out_dims)]
     if version is not None:

@@ -8,7 +8,6 @@ import numpy as np
 
 from .checks import check_top_k
 from ...dtypes import INDEX_ELEMENT_TYPES
-from ...errors import OpError
 from .spec import TOP_K
 
 __all__ = ["TopKResult", "top_k"]
@@ -94,18 +93,11 @@ def top_k(
     attrs = TOP_K.parse_attributes(
         {"axis": axis, "mode": mode, "sort": sort, "stable": stable, "index_element_type": index_element_type}
     )
-    _check_dtype(data.dtype)
+    TOP_K.check_dtype("data", data.dtype)
     axis, k = check_top_k(
         data, np.asarray(k), axis=attrs["axis"], index_element_type=attrs["index_element_type"]
     )
     return _top_k(data, k, axis, attrs["mode"], attrs["sort"], INDEX_ELEMENT_TYPES[attrs["index_element_type"]])
-
-
-def _check_dtype(dtype: np.dtype) -> None:
-    if not (np.issubdtype(dtype, np.integer) or dtype in (np.float32, np.float64)):
-        raise OpError(
-            "TopK", f"input 'data' has dtype {dtype}; it must be float32, float64 or an integer type"
-        )
 
 
 def _top_k(data: np.ndarray, k: int, axis: int, mode: str, sort: str, index_dtype: np.dtype) -> TopKResult:

@@ -9,7 +9,7 @@ from ..spec import OPENVINO_DOMAIN, AttrDef, Carrier, Deferred, OpSpec, TypePara
 __all__ = ["TOP_K"]
 
 #: index_element_type -> the ONNX name of the indices' type.
-_INDEX_TYPES = {"i32": "int32", "i64": "int64"}
+_INDEX_TYPES = {name: dtypes.from_numpy(dtype).name for name, dtype in dtypes.INDEX_ELEMENT_TYPES.items()}
 
 
 def _infer(ctx) -> None:
@@ -25,7 +25,7 @@ def _infer(ctx) -> None:
             dims = None
     index_type = attr_value(ctx, "index_element_type", "i32")
     index_type = index_type.decode() if isinstance(index_type, bytes) else index_type
-    index_row = dtypes.from_name(_INDEX_TYPES.get(index_type, "int32"))
+    index_row = dtypes.from_name(_INDEX_TYPES.get(index_type, _INDEX_TYPES["i32"]))
     ctx.set_output_type(0, tensor_type(data_type.tensor_type.elem_type, dims))
     ctx.set_output_type(1, tensor_type(index_row.onnx, dims))
 
