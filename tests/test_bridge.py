@@ -99,18 +99,34 @@ def test_raw_path_gives_empty_outputs_and_logs(caplog):
     assert values.shape == (2, 2)
 
 
-def test_raw_path_refuses_i64_indices_it_cannot_carry(caplog):
+def test_raw_path_never_answers_for_a_declared_i64_output(caplog):
+    """A builder model declares int64 indices; the public registration's indices are int32. ORT
+    may refuse the model at load; if it runs, the outputs are empty - never a wrong answer."""
     model = builder.top_k_model(TensorProto.FLOAT, 1, axis=0, mode="max", sort="value", index_element_type="i64")
     options = ortops.session_options()
     try:
         session = ort.InferenceSession(model.SerializeToString(), options)
-    except Exception as exc:  # ORT may reject the declared int64 output at load: also never a wrong answer
+    except Exception as exc:  # ORT rejects the declared int64 output at load
         assert "int" in str(exc).lower()
         return
     with caplog.at_level(logging.ERROR, logger="ortops"):
         outputs = session.run(None, {"data": np.ones(3, np.float32), "k": np.array([1])})
     assert all(o.size == 0 for o in outputs)
     assert any("index_element_type='i64'" in r.getMessage() for r in caplog.records)
+
+
+def test_raw_path_refuses_i64_indices_it_cannot_carry(caplog):
+    """The node asks for i64 indices but the graph declares int32 ones, so ORT loads it with the
+    public (int32) registration and the op itself must refuse: empty outputs, a logged error."""
+    from helpers import top_k_model
+
+    model = top_k_model(index_element_type="i64", index_type=TensorProto.INT32, axis=0)
+    session = ort.InferenceSession(model.SerializeToString(), ortops.session_options())  # must load
+    with caplog.at_level(logging.ERROR, logger="ortops"):
+        outputs = session.run(None, {"data": np.array([1, 5, 3], np.float32), "k": np.array([2])})
+    assert [o.shape for o in outputs] == [(0,), (0,)]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("index_element_type='i64' cannot be carried by the raw path" in m for m in messages), messages
 
 
 def test_raw_path_after_prepare_model_carries_i64():

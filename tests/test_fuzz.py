@@ -32,7 +32,6 @@ from collections import Counter
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def test_fuzz_every_op_in_a_child_process():
@@ -111,11 +110,10 @@ def _strategies():
 
 def _round_to_bf16(a):
     """float32 values rounded to bfloat16's (8 significant bits), beyond its range to +-inf."""
-    sys.path.insert(0, HERE)
-    from test_robustness import _round_to_bits
+    from helpers import nearest_value
 
     with np.errstate(over="ignore", invalid="ignore"):
-        return _round_to_bits(a.astype(np.float64), 8).astype(np.float32)
+        return nearest_value(a.astype(np.float64), "bfloat16").astype(np.float32)
 
 
 def _big_values(seed, dtype, shape, bf16=False):
@@ -148,8 +146,7 @@ class Fuzz:
     """Runs cases, caches sessions by model bytes, and records outcomes."""
 
     def __init__(self):
-        sys.path.insert(0, HERE)
-        import test_robustness as robustness
+        import helpers as robustness
 
         self.robustness = robustness
         self.sessions: dict[bytes, object] = {}
@@ -305,12 +302,12 @@ def fuzz_top_k(fuzz, examples, seed):
         onnx_data = TensorProto.BFLOAT16 if dtype == "bfloat16" else dtypes.from_numpy(dtype).onnx
         index_type = TensorProto.INT64 if attrs.get("index_element_type") == "i64" else TensorProto.INT32
         full = {"axis": OMIT, "mode": OMIT, "sort": OMIT, "stable": OMIT, "index_element_type": OMIT, **attrs}
-        model = rb._model("TopK", "ortops.openvino", [("data", onnx_data, None),
+        model = rb.model("TopK", "ortops.openvino", [("data", onnx_data, None),
                                                       ("k", dtypes.from_numpy(k_dtype).onnx, None)],
                           [("values", onnx_data, None), ("indices", index_type, None)],
                           {n: v for n, v in full.items() if v is not OMIT}, name="top_k")
         if dtype == "bfloat16":
-            model = rb._cast_around(model, ["data"], ["values"], TensorProto.BFLOAT16)
+            model = rb.cast_around(model, ["data"], ["values"], TensorProto.BFLOAT16)
 
         def ref(feed):
             data = feed["data"].astype(np.float32) if feed["data"].dtype == np.float16 else feed["data"]
@@ -413,12 +410,12 @@ def fuzz_scatter(fuzz, examples, seed):
         from ortops import dtypes
 
         onnx_data = TensorProto.BFLOAT16 if dtype == "bfloat16" else dtypes.from_numpy(dtype).onnx
-        model = rb._model("ScatterElementsUpdate", "ortops.openvino",
+        model = rb.model("ScatterElementsUpdate", "ortops.openvino",
                           [("data", onnx_data, None), ("indices", dtypes.from_numpy(index_dtype).onnx, None),
                            ("updates", onnx_data, None), ("axis", dtypes.from_numpy(axis_dtype).onnx, None)],
                           [("output", onnx_data, None)], attrs, name="scatter")
         if dtype == "bfloat16":
-            model = rb._cast_around(model, ["data", "updates"], ["output"], TensorProto.BFLOAT16)
+            model = rb.cast_around(model, ["data", "updates"], ["output"], TensorProto.BFLOAT16)
         reduction = attrs.get("reduction", "none")
         carried = dtype in (np.float16, "bfloat16")
 
@@ -473,7 +470,7 @@ def fuzz_arg_max(fuzz, examples, seed):
     @given(case())
     def run(drawn):
         attrs, feeds = drawn
-        model = rb._model("ArgMax", "ortops.ncnn", [("data", TensorProto.FLOAT, None)],
+        model = rb.model("ArgMax", "ortops.ncnn", [("data", TensorProto.FLOAT, None)],
                           [("output", TensorProto.FLOAT, None)], attrs, name="arg_max")
         fuzz.check("ArgMax", ARG_MAX, attrs, model, feeds, lambda feed: [reference.arg_max(feed["data"], **attrs)],
                    lambda i, g, w: _exact(g, w))

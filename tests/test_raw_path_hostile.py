@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import subprocess
 import sys
 import textwrap
@@ -20,7 +19,6 @@ import textwrap
 import numpy as np
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def test_raw_path_survives_hostile_models_and_inputs():
@@ -42,30 +40,30 @@ def _run_child(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
 
 
-def test_raw_path_non_utf8_string_attribute_never_gives_a_wrong_answer():
+def test_raw_path_non_utf8_string_attribute_never_gives_a_wrong_answer(tmp_path):
+    from helpers import top_k_model
+
+    path = tmp_path / "non_utf8.onnx"
+    path.write_bytes(top_k_model(mode=b"\xff").SerializeToString())
     done = _run_child("""
-        import sys, numpy as np, onnxruntime as ort
-        sys.path.insert(0, %r)
-        import ortops, test_robustness as rb
-        model = rb.top_k_model(mode=b"\\xff")
-        session = ort.InferenceSession(model.SerializeToString(), ortops.session_options())
+        import numpy as np, onnxruntime as ort
+        import ortops
+        session = ort.InferenceSession(%r, ortops.session_options())
         values, _ = session.run(None, {"data": np.ones((1, 3), np.float32), "k": np.array([1])})
         assert values.shape == (0,), values
         print("survived")
-    """ % HERE)
+    """ % str(path))
     if done.returncode == 0:
         assert "survived" in done.stdout
     else:  # the known abort of the bridge's C++, never a Python failure of ortops
         assert done.returncode in _ABORTED, f"exit status {done.returncode}: {done.stderr[-2000:]}"
     guarded = _run_child("""
-        import sys, numpy as np
-        sys.path.insert(0, %r)
-        import ortops, test_robustness as rb
+        import ortops
         try:
-            ortops.InferenceSession(rb.top_k_model(mode=b"\\xff"))
+            ortops.InferenceSession(%r)
         except ortops.OpError as err:
             print("refused:", err)
-    """ % HERE)
+    """ % str(path))
     assert guarded.returncode == 0 and "refused:" in guarded.stdout, guarded.stderr[-2000:]
 
 
@@ -131,8 +129,7 @@ def _raw_session_of(serialized):
 
 def _check_input_cases(records, failures):
     """Every hostile input of test_robustness, on the raw model and on the prepared one."""
-    sys.path.insert(0, HERE)
-    import test_robustness as robustness
+    import helpers as robustness
 
     import ortops
 
@@ -157,7 +154,7 @@ def _check_input_cases(records, failures):
                 continue
             if records.messages:
                 failures.append(f"{label}: a good call logged {records.messages}")
-            want = robustness._reference(op_type, feed, attrs)
+            want = robustness.reference_outputs(op_type, feed, attrs)
             for g, w in zip(got, want, strict=True):
                 try:
                     robustness.assert_same(g, w)
@@ -172,8 +169,7 @@ def _check_model_cases(records, failures):
     from onnx import TensorProto
     from onnxruntime_extensions import PyCustomOpDef, onnx_op
 
-    sys.path.insert(0, HERE)
-    import test_robustness as robustness
+    import helpers as robustness
 
     F, I64 = TensorProto.FLOAT, TensorProto.INT64
     x = {"data": np.array([[3, 1, 2]], np.float32), "k": np.array([2])}
@@ -181,7 +177,7 @@ def _check_model_cases(records, failures):
         "float16 data": (robustness.top_k_model(TensorProto.FLOAT16), None),
         "bfloat16 data": (robustness.top_k_model(TensorProto.BFLOAT16), None),
         "float16 scatter": (robustness.scatter_model(TensorProto.FLOAT16), None),
-        "double ArgMax": (robustness._model("ArgMax", "ortops.ncnn", [("data", TensorProto.DOUBLE, None)],
+        "double ArgMax": (robustness.model("ArgMax", "ortops.ncnn", [("data", TensorProto.DOUBLE, None)],
                                             [("output", F, None)], dict(out_max_val=0, topk=1)), None),
         "STRING axis": (robustness.top_k_model(axis="1"), None),
         "FLOAT axis": (robustness.top_k_model(axis=1.0), None),
@@ -227,7 +223,7 @@ def _check_model_cases(records, failures):
         raise RuntimeError("boom")
 
     print("model foreign PyOp", flush=True)
-    boom_model = robustness._model("Boom", "ortops_test", [("x", F, None)], [("y", F, None)], {})
+    boom_model = robustness.model("Boom", "ortops_test", [("x", F, None)], [("y", F, None)], {})
     import ortops
 
     ortops.register()
