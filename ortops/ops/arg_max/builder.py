@@ -70,7 +70,7 @@ def arg_max(data: str, *, out_max_val: int = 0, topk: int = 1, output: str = "ou
     rounded up to 16 bytes: when ``w * h`` (times ``d``) is not a multiple of 4, ncnn also
     ranks the padding after each channel and its indices count it (element (c, y, x) is
     ``c * cstep + y * w + x``); ortops flattens the logical tensor in C order
-    (``c * h * w + y * w + x``). Since ncnn release 20250916, 1-D and 2-D ``Mat``\ s are padded
+    (``c * h * w + y * w + x``). Since ncnn release 20250916, 1-D and 2-D ``Mat`` objects are padded
     to a multiple of 4 elements too, so ncnn can rank padding there as well. Only inputs with
     no padding in any rank (element counts per channel a multiple of 4) agree by layout.
     """

@@ -1,0 +1,88 @@
+"""The op specifications: each op's one table, read by every shared layer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import defs
+
+from ortops import bridge, dtypes
+from ortops.builder.schemas import SCHEMA_VERSION, register_schemas
+from ortops.errors import OpError
+from ortops.ops import ARG_MAX, DOMAINS, OPS, SCATTER_ELEMENTS_UPDATE, TOP_K, by_name, find_op
+from ortops.ops.spec import OpSpec
+
+
+def test_the_op_list():
+    assert OPS == (TOP_K, SCATTER_ELEMENTS_UPDATE, ARG_MAX)
+    assert DOMAINS == ("ortops.openvino", "ortops.ncnn")
+    assert find_op("ortops.ncnn", "ArgMax") is ARG_MAX and find_op("ortops.ncnn", "TopK") is None
+    assert by_name("TopK") is TOP_K
+    with pytest.raises(KeyError):
+        by_name("Sort")
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.op_type)
+def test_every_spec_is_complete_and_consistent(op: OpSpec):
+    assert len(op.input_types) == len(op.inputs) and len(op.output_types) == len(op.outputs)
+    params = {t.name for t in op.type_params}
+    assert set(op.input_types) | set(op.output_types) == params
+    for table in op.type_params:
+        for name in (*table.types, *(table.schema_types or ())):
+            dtypes.from_name(name)  # every type is a row of the one table
+    for layer in (op.reference, op.kernel, op.openvino):
+        assert callable(layer.resolve())
+    assert op.conformance and op.oracle
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.op_type)
+def test_attribute_defaults_and_errors(op: OpSpec):
+    required = {a.name: (a.choices[0] if a.choices else 0) for a in op.attrs if a.required}
+    parsed = op.parse_attributes(required)
+    assert parsed == {**required, **op.defaults()}
+    with pytest.raises(OpError, match="unknown attribute") as info:
+        op.parse_attributes({**required, "no_such": 1}, "n")
+    assert info.value.kind == "attribute" and info.value.node_name == "n"
+
+
+def test_top_k_variants_choose_the_index_type():
+    assert TOP_K.variant({"index_element_type": "i64"}).suffix == "_i64"
+    assert TOP_K.variant(TOP_K.defaults()).suffix == "_i32"
+    assert SCATTER_ELEMENTS_UPDATE.variant(SCATTER_ELEMENTS_UPDATE.defaults()) is None
+
+
+def test_check_dtype_reads_the_type_table():
+    TOP_K.check_dtype("data", np.dtype(np.uint64))
+    SCATTER_ELEMENTS_UPDATE.check_dtype("data", np.dtype(np.bool_))
+    for op, dtype in ((TOP_K, np.bool_), (TOP_K, np.float16), (ARG_MAX, np.float64)):
+        with pytest.raises(OpError, match="has dtype") as info:
+            op.check_dtype("data", np.dtype(dtype))
+        assert info.value.kind == "dtype"
+
+
+def test_bridge_registrations_come_from_the_specs():
+    families = {b.qualified_name: b for b in bridge.bridge_ops()}
+    assert set(families) == {
+        "ortops.openvino::TopK", "ortops.openvino::ScatterElementsUpdate", "ortops.ncnn::ArgMax",
+        "ortops._bridge::TopK_i32", "ortops._bridge::TopK_i64", "ortops._bridge::ScatterElementsUpdate",
+        "ortops._bridge::ArgMax", "ortops._bridge::ScatterElementsUpdate_float16",
+        "ortops._bridge::ScatterElementsUpdate_bfloat16"}
+    assert len(families["ortops.openvino::TopK"].signatures) == 10 * 8  # numeric data x integer k
+    assert len(families["ortops.openvino::ScatterElementsUpdate"].signatures) == 11 * 8 * 8
+    assert {s[1][1].name for s in families["ortops._bridge::TopK_i64"].signatures} == {"int64"}
+    assert {s[1][1].name for s in families["ortops.openvino::TopK"].signatures} == {"int32"}
+    assert families["ortops.openvino::TopK"].requires == (("index_element_type", "i32"),)
+    assert {s[0][0].name for s in families["ortops._bridge::ScatterElementsUpdate_float16"].signatures} == {"double"}
+
+
+def test_schemas_come_from_the_specs():
+    register_schemas()
+    register_schemas()  # idempotent
+    for op in OPS:
+        schema = defs.get_schema(op.op_type, SCHEMA_VERSION, op.domain)
+        assert [i.name for i in schema.inputs] == list(op.inputs)
+        assert [o.name for o in schema.outputs] == list(op.outputs)
+        constraints = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+        for table in op.type_params:
+            assert constraints[table.name] == {f"tensor({n})" for n in (table.schema_types or table.types)}
+        assert {a for a in schema.attributes} == {a.name for a in op.attrs}
