@@ -86,13 +86,13 @@ def test_plot_is_skipped_without_matplotlib(tmp_path, monkeypatch):
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *args: None if name == "matplotlib" else real_find_spec(name, *args))
-    note = bench._plot_scaling({"TopK": []}, tmp_path / "scaling.png", "title")
+    note = bench.plot.plot_scaling({"TopK": []}, tmp_path / "scaling.png", "title")
     assert "matplotlib" in note
     assert not (tmp_path / "scaling.png").exists()
 
 
 def test_identity_pyop_returns_its_input():
-    session = bench._identity_session()
+    session = bench.calls.identity_session()
     x = np.arange(8, dtype=np.float32).reshape(1, 8)
     (y,) = session.run(None, {"data": x})
     np.testing.assert_array_equal(y, x)

@@ -161,6 +161,8 @@ class OpSpec:
     oracle : str
         The module that judges OpenVINO's answer on the op's cases (``model``, ``expected``,
         ``matches``, ``explain``).
+    bench : str
+        The module of the op's benchmark cases and implementations (see :mod:`ortops.bench`).
     """
 
     domain: str
@@ -180,6 +182,7 @@ class OpSpec:
     openvino: Deferred | None = field(default=None, compare=False)
     conformance: str = ""
     oracle: str = ""
+    bench: str = ""
 
     def type_param(self, name: str) -> TypeParam:
         """The :class:`TypeParam` called ``name``."""

@@ -41,4 +41,5 @@ ARG_MAX = OpSpec(
     openvino=Deferred("ortops.ops.arg_max.openvino", "convert"),
     conformance="ortops.ops.arg_max.conformance",
     oracle="ortops.ops.arg_max.oracle",
+    bench="ortops.ops.arg_max.bench",
 )

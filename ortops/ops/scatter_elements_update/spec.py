@@ -43,4 +43,5 @@ SCATTER_ELEMENTS_UPDATE = OpSpec(
     openvino=Deferred("ortops.ops.scatter_elements_update.openvino", "convert"),
     conformance="ortops.ops.scatter_elements_update.conformance",
     oracle="ortops.ops.scatter_elements_update.oracle",
+    bench="ortops.ops.scatter_elements_update.bench",
 )

@@ -61,4 +61,5 @@ TOP_K = OpSpec(
     openvino=Deferred("ortops.ops.top_k.openvino", "convert"),
     conformance="ortops.ops.top_k.conformance",
     oracle="ortops.ops.top_k.oracle",
+    bench="ortops.ops.top_k.bench",
 )

@@ -1,0 +1,172 @@
+"""``ortops bench``: time ortops' ops in ONNX Runtime against ORT's built-ins, OpenVINO and NumPy.
+
+Usage::
+
+    ortops bench [--quick | --smoke] [--out DIR] [--ops TopK ScatterElementsUpdate ArgMax] [--repeat N]
+    python scripts/bench.py ...          # the same
+
+``--quick`` runs the whole matrix with fewer rounds, fewer scaling points and the NumPy
+reference on small inputs only (under 2 minutes on 2 cores); ``--smoke`` runs tiny shapes
+to check the harness end to end (its numbers mean nothing). Output: a table on the terminal,
+``DIR/bench.json`` (every sample, the machine, the versions), ``DIR/bench.txt`` (the tables)
+and ``DIR/scaling.png`` (needs matplotlib: the ``bench`` extra).
+
+What is timed
+-------------
+Every row is one implementation on one case, called the way a user calls it:
+
+* ``ortops``: :class:`ortops.InferenceSession` on a model from :mod:`ortops.builder`;
+* ``built-in``: a plain ``onnxruntime.InferenceSession`` of the standard-ONNX equivalent
+  (:data:`BUILT_INS`): TopK-11 (``sorted=0`` for ``sort="none"``); ScatterElements-18
+  ``add``, or the standard-op composition of
+  :func:`ortops.builder.scatter_mean_composition` where no
+  reduction maps; ``Reshape`` + ``ArgMax(select_last_index=1)``, or TopK-11 on the flattened
+  tensor for ``topk > 1``. ArgMax ``topk=1`` cases also show ``select_last_index=0``: not
+  equivalent (ties go to the lower index), but ORT's fast path;
+* ``OpenVINO``: the runtime's own op (TopK-11 with ``stable`` 1 and 0 in the case's ``sort``
+  mode; ScatterElementsUpdate-12), compiled for ``"CPU"``, when ``openvino`` imports;
+* ``NumPy reference``: :mod:`ortops.reference`, only up to a size limit (a note says so);
+* ``identity PyOp``: a trivial PyOp through ortops' installed bridge hook, the floor of the
+  per-call cost of any PyOp (its ratio is against ORT's own ``Identity``).
+
+Method
+------
+Each case builds its sessions and inputs, checks that every implementation's first output
+matches the built-in's (as a multiset of values: shapes equal, sorted values close), then
+warms each implementation up. A *sample* is the mean time of a batch of calls sized to last
+about ``sample_seconds`` (one call for slow implementations). Samples are taken in rounds
+that interleave the implementations (A B C, then C B A, ...), so drift from other processes
+on the machine hits all of them alike; the table shows the median, the interquartile range
+as a share of it, and ``ratio`` = median / the built-in's median of the same case. The
+garbage collector is off while a sample runs. Implementations slower than
+``slow_seconds`` per call get at most ``slow_samples`` samples (one beyond
+``very_slow_seconds``: OpenVINO's stable TopK and its float mean); cheap cases get more rounds
+within a time budget. ``bench.json`` keeps every sample, the minimum and the load average
+at the start of each case: on a shared machine, read the medians with the spread.
+
+Peak memory is measured in child processes, one per implementation, so that two
+implementations never share a high-water mark; see :func:`ortops.bench.memory.memory_child`.
+
+The harness is cut by concern: :mod:`.cases` (configuration and the case matrix),
+:mod:`.calls` (sessions and implementations), :mod:`.timing`, :mod:`.memory`, :mod:`.plot`
+(scaling) and :mod:`.report`; what each op is timed on is in ``ortops/ops/<op>/bench.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import pathlib
+import platform
+import sys
+import time
+
+from .cases import BUILT_INS, CONFIGS, OPS, Config, matrix
+from .memory import run_memory
+from .plot import descriptions, plot_scaling, run_scaling
+from .report import jsonable, machine, print_tables, row_json, version
+from .timing import Row, judge, run_case
+
+__all__ = ["main", "build_parser", "Config", "CONFIGS", "OPS", "BUILT_INS"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ortops bench",
+                                     description="Time ortops' ops in ONNX Runtime against ORT's built-ins, "
+                                                 "OpenVINO and the NumPy references.")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="fewer rounds and scaling points (< 2 min on 2 cores)")
+    size.add_argument("--smoke", action="store_true", help="tiny shapes: checks the harness, measures nothing")
+    parser.add_argument("--out", default="bench-out", help="output directory (default: ./bench-out)")
+    parser.add_argument("--ops", nargs="+", choices=OPS, default=list(OPS), help="only these ops (default: all)")
+    parser.add_argument("--repeat", type=int, metavar="N",
+                        help="rounds of interleaved samples per case, exactly (default: 15, 5 with --quick; "
+                             "cheap cases then get up to 4x more within a time budget)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``ortops bench`` and ``scripts/bench.py``; returns the exit status (0 unless it fails)."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    import ortops
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--"]:  # ``ortops bench -- --quick``: argparse.REMAINDER keeps the separator
+        argv = argv[1:]
+    args = build_parser().parse_args(argv)
+    config = CONFIGS["smoke" if args.smoke else "quick" if args.quick else "full"]
+    rounds = args.repeat or config.rounds
+    if rounds < 1:
+        raise SystemExit("--repeat must be at least 1")
+    ops = [op for op in OPS if op in args.ops]
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    console = Console(record=True, width=None if sys.stdout.isatty() else 150)
+    start = time.perf_counter()
+    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
+
+    ortops.register()
+    have_openvino = importlib.util.find_spec("openvino") is not None
+    notes = [] if have_openvino else ["openvino is not installed (pip install 'ortops[openvino]'): no OpenVINO rows"]
+    cases = matrix(config, ops, have_openvino)
+    rows: list[Row] = []
+    with console.status("") as spinner:
+        def status(text: str) -> None:
+            spinner.update(f"[dim]{text}[/] ({time.perf_counter() - start:.0f} s)")
+
+        phases = {}
+        for case in cases:
+            status(case.id)
+            rows += run_case(case, config, rounds, adaptive=args.repeat is None)
+        judge(rows)
+        phases["matrix"] = time.perf_counter() - start
+        scaling = run_scaling(ops, config, min(rounds, config.scaling_rounds), args.repeat is None, status)
+        phases["scaling"] = time.perf_counter() - start - phases["matrix"]
+        memory = run_memory(ops, config, status)
+        phases["memory"] = time.perf_counter() - start - phases["matrix"] - phases["scaling"]
+
+    title = (f"ortops bench --{config.mode}: {platform.platform()}, {os.cpu_count()} CPUs, "
+             f"onnxruntime {version('onnxruntime')}")
+    plot_note = plot_scaling(scaling, out / "scaling.png", title) if scaling else "no scaling series"
+    if plot_note:
+        notes.append(plot_note)
+    seconds = time.perf_counter() - start
+    print_tables(rows, memory, console)
+    for op in ops:
+        console.print(f"[dim]built-in {op}:[/] {escape(BUILT_INS[op])}")
+    case_notes: dict[str, list[str]] = {}
+    for case in cases:
+        for note in case.notes:
+            case_notes.setdefault(note, []).append(case.id)
+    for note in notes:
+        console.print(f"[dim]note:[/] {escape(note)}")
+    for note, ids in case_notes.items():
+        console.print(f"[dim]note:[/] {escape(note)}: " + escape(ids[0] if len(ids) == 1 else f"{len(ids)} cases"))
+    load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
+    report = {
+        "machine": machine(),
+        "config": dict(jsonable(vars(config)), rounds=rounds, ops=ops),
+        "load_average": {"start": load_before, "end": load_after},
+        "seconds": seconds,
+        "phase_seconds": phases,
+        "rows": [row_json(row) for row in rows],
+        "scaling": {"description": descriptions(OPS), "series": scaling},
+        "memory": memory,
+        "built_ins": {op: BUILT_INS[op] for op in ops},
+        "notes": notes,
+        "case_notes": case_notes,
+    }
+    (out / "bench.json").write_text(json.dumps(report, indent=1) + "\n")
+    files = [out / "bench.json", out / "bench.txt"] + ([out / "scaling.png"] if not plot_note else [])
+    load = f" (load average {load_before[0]:.1f} -> {load_after[0]:.1f})" if load_before and load_after else ""
+    console.print(f"{len(rows)} rows in {seconds:.0f} s{load}. Wrote {', '.join(str(f) for f in files)}")
+    console.save_text(str(out / "bench.txt"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,108 @@
+"""Sessions and calls: each implementation of a case as a zero-argument function."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .cases import op_bench
+
+__all__ = ["BENCH_DOMAIN", "inputs", "plain_session", "identity_session", "make_call", "first_output", "same_values"]
+
+BENCH_DOMAIN = "ortops_bench"  # the private domain of the identity PyOp
+
+
+def inputs(op: str, p: dict, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded float32 inputs, generated in float32 (no float64 temporaries to skew peak RSS)."""
+    return op_bench(op).inputs(p, np.random.default_rng(seed))
+
+
+def plain_session(model):
+    """A plain onnxruntime session (built-in ops only), quiet."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def _identity(x):
+    """The identity PyOp's body: float32 in, the same float32 array out. It cannot raise."""
+    return x
+
+
+_identity_registered = False
+
+
+_identity_registered = False
+
+
+def identity_session():
+    """An ortops session of one identity PyOp in domain :data:`BENCH_DOMAIN`.
+
+    The op is registered after ``ortops.register()``, so its calls go through ortops' hook
+    like ortops' ops do; the hook hands a PyOp it does not own to the library's own hook,
+    which converts the output with ``tolist()`` (negligible on the 8 elements it is timed on).
+    The body cannot raise: the bridge hands it a float32 array (the only registered input
+    type) and it returns that array, matching the declared float32 output.
+    """
+    global _identity_registered
+    import onnx
+    from onnx import TensorProto, helper
+    from onnxruntime_extensions import PyCustomOpDef, onnx_op
+
+    import ortops
+
+    if not _identity_registered:
+        ortops.register()
+        onnx_op(op_type=f"{BENCH_DOMAIN}::Identity", inputs=[PyCustomOpDef.dt_float],
+                outputs=[PyCustomOpDef.dt_float])(_identity)
+        _identity_registered = True
+    node = helper.make_node("Identity", ["data"], ["output"], domain=BENCH_DOMAIN, name="identity_pyop")
+    graph = helper.make_graph([node], "identity_pyop",
+                              [helper.make_tensor_value_info("data", TensorProto.FLOAT, ["d0", "d1"])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["d0", "d1"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(BENCH_DOMAIN, 1)],
+                              ir_version=ortops.builder.IR_VERSION)
+    onnx.checker.check_model(model)
+    return ortops.InferenceSession(model)
+
+
+def _ort_identity_session():
+    from onnx import TensorProto, helper
+
+    from .. import builder
+
+    node = helper.make_node("Identity", ["data"], ["output"], name="identity")
+    return plain_session(builder.make_model([node], [("data", TensorProto.FLOAT, [None, None])],
+                                             [("output", TensorProto.FLOAT, [None, None])], onnx_opset=13))
+
+
+def make_call(op: str, impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any]:
+    """A zero-argument function running ``impl`` on ``feed`` once and returning its outputs."""
+    if op.endswith(" overhead"):
+        op = p["op"]
+        if impl == "identity PyOp":
+            session, data = identity_session(), {"data": feed["data"].reshape(1, -1)}
+            return lambda: session.run(None, data)
+        if impl == "ORT Identity":
+            session, data = _ort_identity_session(), {"data": feed["data"].reshape(1, -1)}
+            return lambda: session.run(None, data)
+    call = op_bench(op).call(impl, p, feed)
+    if call is None:
+        raise ValueError(f"no implementation {impl!r} for {op}")
+    return call
+
+
+def first_output(outputs) -> np.ndarray:
+    if isinstance(outputs, np.ndarray):
+        return outputs
+    return np.asarray(outputs[0])
+
+
+def same_values(got: np.ndarray, expected: np.ndarray) -> bool:
+    """Same shape and, as multisets, close values (order differs between sort modes)."""
+    if got.shape != expected.shape:
+        return False
+    return bool(np.allclose(np.sort(got, axis=None), np.sort(expected, axis=None), rtol=1e-4, atol=1e-4))

@@ -1,0 +1,122 @@
+"""The benchmark's configuration and cases: what each op is timed on (each op's own cases are
+in ``ortops/ops/<op>/bench.py``)."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+
+from ..ops import OPS as _SPECS
+
+__all__ = ["OPS", "BUILT_INS", "Config", "CONFIGS", "Target", "Case", "dims", "op_bench", "matrix", "elements"]
+
+#: The ops the benchmark times.
+OPS = tuple(op.op_type for op in _SPECS)
+
+
+def op_bench(op: str) -> ModuleType:
+    """The benchmark module of ``op`` (``ortops/ops/<op>/bench.py``)."""
+    return importlib.import_module(next(spec.bench for spec in _SPECS if spec.op_type == op))
+
+
+#: What the ``built-in`` row of each op runs (a plain onnxruntime session).
+BUILT_INS = {op: op_bench(op).BUILT_IN for op in OPS}
+
+
+@dataclass(frozen=True)
+class Config:
+    """How much to measure. ``reference_limits``: the largest input (elements of ``data``; of
+    ``updates`` for ScatterElementsUpdate) the NumPy reference runs on."""
+
+    mode: str
+    rounds: int
+    sample_seconds: float
+    slow_seconds: float
+    slow_samples: int
+    very_slow_seconds: float  # implementations slower than this per call get one sample
+    scaling_sizes: tuple[int, ...]
+    scaling_rounds: int
+    reference_limits: dict[str, int]
+    memory_runs: int
+    case_seconds: float  # cheap cases get more rounds (up to 4x) while they fit in this budget
+    tiny_matrix: bool = False
+
+
+def _limits(mode: str) -> dict[str, int]:
+    return {op: op_bench(op).REFERENCE_LIMITS[mode] for op in OPS}
+
+
+CONFIGS = {
+    "full": Config("full", rounds=15, sample_seconds=0.02, slow_seconds=0.1, slow_samples=5, very_slow_seconds=5.0,
+                   scaling_sizes=(1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000),
+                   scaling_rounds=7, reference_limits=_limits("full"), memory_runs=10, case_seconds=4.0),
+    "quick": Config("quick", rounds=5, sample_seconds=0.004, slow_seconds=0.05, slow_samples=3, very_slow_seconds=0.5,
+                    scaling_sizes=(1_000, 10_000, 100_000, 1_000_000, 10_000_000), scaling_rounds=3,
+                    reference_limits=_limits("quick"), memory_runs=3, case_seconds=0.5),
+    "smoke": Config("smoke", rounds=2, sample_seconds=0.001, slow_seconds=0.05, slow_samples=2, very_slow_seconds=1.0,
+                    scaling_sizes=(1_000, 10_000), scaling_rounds=2, reference_limits=_limits("smoke"),
+                    memory_runs=1, case_seconds=0.0, tiny_matrix=True),
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A goal shown on one row: ``median(row) / median(against) <= limit``."""
+
+    text: str
+    against: tuple[str, str]  # (case id, implementation) of the denominator
+    limit: float
+    speedup: bool = False  # show as "N× faster" (limit < 1)
+
+
+@dataclass
+class Case:
+    op: str
+    name: str
+    params: dict
+    impls: tuple[str, ...]
+    load_average: float | None = None  # 1-minute load average when the case started
+    seconds: float | None = None  # how long the case took, set-up included
+    targets: dict[str, list[Target]] = field(default_factory=dict)  # implementation -> targets
+    baselines: dict[str, str] = field(default_factory=dict)  # implementation -> its ratio's denominator
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return f"{self.op} {self.name}"
+
+
+def dims(shape) -> str:
+    """``[2, 3]``: a shape in case names."""
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def elements(op: str, p: dict) -> int:
+    """The size of a case: elements of its main input."""
+    return op_bench(op).elements(p)
+
+
+def matrix(config: Config, ops, have_openvino: bool) -> list[Case]:
+    """The cases of the benchmark, with the implementations and targets of each."""
+    cases: list[Case] = []
+    for op in OPS:
+        if op not in ops:
+            continue
+        limit = config.reference_limits[op]
+
+        def reference(p, op=op, limit=limit) -> tuple[tuple[str, ...], list[str]]:
+            if elements(op, p) <= limit:
+                return ("reference",), []
+            return (), [f"NumPy reference skipped above {limit:,} elements in --{config.mode} mode"]
+
+        cases += op_bench(op).cases(config.tiny_matrix, have_openvino, reference)
+    # Per-call overhead on tiny inputs, interleaved with the floor of any PyOp.
+    for op in ops:
+        p = op_bench(op).TINY
+        case = Case(f"{op} overhead", op_bench(op).name(p), dict(p, op=op),
+                    ("ortops", "built-in", "identity PyOp", "ORT Identity"))
+        case.targets["ortops"] = [Target("≤1.5× identity PyOp", (case.id, "identity PyOp"), 1.5)]
+        case.baselines["identity PyOp"] = "ORT Identity"
+        cases.append(case)
+    return cases

@@ -1,0 +1,88 @@
+"""Peak memory, in child processes: one per implementation, so that two implementations
+never share a high-water mark."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from .calls import inputs, make_call
+from .cases import Config, op_bench
+from .report import jsonable
+
+__all__ = ["memory_child", "run_memory"]
+
+
+def _proc_status_kib(field_name: str) -> int | None:
+    """A ``/proc/self/status`` field in KiB (``VmHWM``, ``VmRSS``), None off Linux."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field_name + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak_rss() -> bool:
+    """Reset this process's ``VmHWM`` to its current RSS (Linux >= 4.0); False if impossible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def memory_child(argv: list[str]) -> int:
+    """Child process: build one implementation, run it, print its peak RSS as JSON (KiB).
+
+    Linux keeps ``ru_maxrss`` across ``exec``: a child started by a large parent reports at
+    least the parent's peak. So where ``/proc/self/status`` exists the peak is ``VmHWM``,
+    which belongs to the new process image, and it is reset after set-up, so that
+    ``run_peak - rss_before_run`` is the memory the calls themselves need. Elsewhere the
+    peak is ``ru_maxrss``.
+    """
+    import resource
+
+    op, impl, params, runs = argv[0], argv[1], json.loads(argv[2]), int(argv[3])
+    params = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
+    call = make_call(op, impl, params, inputs(op, params))
+    ru_scale = 1 if sys.platform != "darwin" else 1 / 1024  # ru_maxrss: KiB on Linux, bytes on macOS
+    setup_peak = _proc_status_kib("VmHWM")
+    source = "VmHWM"
+    if setup_peak is None:
+        setup_peak, source = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * ru_scale, "ru_maxrss"
+    rss_before_run = _proc_status_kib("VmRSS") or setup_peak
+    reset = source == "VmHWM" and _reset_peak_rss()
+    for _ in range(runs):
+        call()
+    run_peak = _proc_status_kib("VmHWM") if source == "VmHWM" else \
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * ru_scale
+    print(json.dumps({
+        "peak_kib": max(setup_peak, run_peak), "setup_peak_kib": setup_peak, "rss_before_run_kib": rss_before_run,
+        "run_peak_kib": run_peak, "delta_kib": run_peak - (rss_before_run if reset else setup_peak),
+        "source": source, "peak_reset_after_setup": reset,
+        "ru_maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * ru_scale,
+    }))
+    return 0
+
+
+def run_memory(ops, config: Config, status) -> list[dict]:
+    results = []
+    for op in ops:
+        p = op_bench(op).memory_params(config.tiny_matrix)
+        entry = {"op": op, "case": op_bench(op).name(p), "params": jsonable(p), "runs": config.memory_runs}
+        for impl in ("ortops", "built-in"):
+            status(f"peak memory {op} {impl}")
+            code = "import sys; from ortops.bench.memory import memory_child; sys.exit(memory_child(sys.argv[1:]))"
+            proc = subprocess.run([sys.executable, "-c", code, op, impl, json.dumps(jsonable(p)),
+                                   str(config.memory_runs)], capture_output=True, text=True, timeout=600)
+            if proc.returncode != 0:
+                entry[impl] = {"error": (proc.stderr.strip().splitlines() or ["exit " + str(proc.returncode)])[-1]}
+                continue
+            entry[impl] = json.loads(proc.stdout.strip().splitlines()[-1])
+        results.append(entry)
+    return results

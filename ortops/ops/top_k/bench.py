@@ -1,0 +1,110 @@
+"""What ``ortops bench`` times for TopK: its cases, inputs and implementations."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["BUILT_IN", "SCALING", "REFERENCE_LIMITS", "TINY", "name", "elements", "inputs", "cases", "call",
+           "scaling_params", "memory_params"]
+
+#: What the ``built-in`` row runs (a plain onnxruntime session).
+BUILT_IN = "TopK-11, largest=1, sorted=1 (sorted=0 for sort=none)"
+#: The scaling series.
+SCALING = "TopK [N/1000, 1000] axis=1 k=50 sort=value vs TopK-11"
+#: The largest input (elements of ``data``) the NumPy reference runs on, per mode.
+REFERENCE_LIMITS = {"full": 2_100_000, "quick": 200_000, "smoke": 10_000}
+#: The per-call overhead case.
+TINY = dict(shape=(1, 8), axis=1, k=3, sort="value")
+_SORTS = ("value", "index", "none")
+
+
+def name(p: dict) -> str:
+    from ...bench.cases import dims
+
+    return f"{dims(p['shape'])} axis={p['axis']} k={p['k']} sort={p['sort']}"
+
+
+def elements(p: dict) -> int:
+    return int(np.prod(p["shape"]))
+
+
+def inputs(p: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    return {"data": rng.standard_normal(p["shape"], dtype=np.float32)}
+
+
+def cases(tiny: bool, have_openvino: bool, reference) -> list:
+    """The cases; ``reference(p)`` gives the reference implementation (if it runs) and notes."""
+    from ...bench.cases import Case, Target
+
+    ov_top_k = ("openvino stable=1", "openvino stable=0") if have_openvino else ()
+    shapes = ([((2, 640), 1, 5), ((1, 8), 1, 3)] if tiny else
+              [((64, 32000), 1, 50), ((1, 3, 224, 224), 3, 10), ((1, 1_000_000), 1, 100),
+               ((1000, 1000), 0, 1000), ((1, 8), 1, 3)])
+    big = shapes[0]
+    ov_big_id = f"TopK {name(dict(shape=big[0], axis=big[1], k=big[2], sort='value'))}"
+    found = []
+    for shape, axis, k in shapes:
+        for sort in _SORTS:
+            p = dict(shape=shape, axis=axis, k=k, sort=sort)
+            ov = tuple(i for i in ov_top_k if not (sort == "none" and i.endswith("stable=1")))
+            ref, notes = reference(p)
+            if sort == "none" and have_openvino:
+                notes.append("OpenVINO TopK-11 refuses stable=1 with sort=none")
+            case = Case("TopK", name(p), p, ("ortops", "built-in", *ov, *ref), notes=notes)
+            targets = case.targets.setdefault("ortops", [])
+            if shape != (1, 8):
+                targets.append(Target("≤1.5× built-in", (case.id, "built-in"), 1.5))
+            if (shape, axis, k) == big and have_openvino:
+                targets.append(Target("≥10× faster than OpenVINO stable=1 sort=value",
+                                      (ov_big_id, "openvino stable=1"), 0.1, speedup=True))
+            found.append(case)
+    return found
+
+
+def _openvino_top_k(p: dict, stable: bool):
+    import openvino as ov
+    from openvino import opset11
+
+    data = opset11.parameter(list(p["shape"]), ov.Type.f32, name="data")
+    node = opset11.topk(data, opset11.constant(np.int64(p["k"])), p["axis"], "max", p["sort"], "i32", stable)
+    compiled = ov.Core().compile_model(ov.Model([node.output(0), node.output(1)], [data]), "CPU")
+    return compiled.create_infer_request()
+
+
+def call(impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any] | None:
+    """A zero-argument function running ``impl`` once; None for an unknown implementation."""
+    from onnx import TensorProto
+
+    import ortops
+
+    from ... import builder, reference
+    from ...bench.calls import plain_session
+
+    x, k = feed["data"], np.array([p["k"]], np.int64)
+    rank, axis, sort = len(p["shape"]), p["axis"], p["sort"]
+    if impl == "ortops":
+        model = builder.top_k_model(TensorProto.FLOAT, rank, axis=axis, mode="max", sort=sort,
+                                    stable=0 if sort == "none" else 1)
+        session, inputs = ortops.InferenceSession(model), {"data": x, "k": k}
+        return lambda: session.run(None, inputs)
+    if impl == "built-in":
+        model = builder.onnx_top_k_model(11, TensorProto.FLOAT, rank, axis=axis, largest=1,
+                                         sorted=0 if sort == "none" else 1)
+        session, inputs = plain_session(model), {"X": x, "K": k}
+        return lambda: session.run(None, inputs)
+    if impl.startswith("openvino"):
+        request = _openvino_top_k(p, stable=impl.endswith("stable=1"))
+        return lambda: request.infer([x])
+    if impl == "reference":
+        return lambda: reference.top_k(x, p["k"], axis=axis, mode="max", sort=sort, stable=1)
+    return None
+
+
+def scaling_params(n: int) -> dict:
+    return dict(shape=(max(1, round(n / 1000)), 1000), axis=1, k=50, sort="value")
+
+
+def memory_params(tiny: bool) -> dict:
+    return dict(shape=(2, 640) if tiny else (64, 32000), axis=1, k=5 if tiny else 50, sort="value")
