@@ -31,7 +31,8 @@ class Divergence(NamedTuple):
     """One known divergence: a runtime's behaviour on a topic, and why it is not a bug of ortops.
 
     ``op`` is an op type, or None for every op; ``runtime`` is ``"openvino"`` (the CPU plugin),
-    ``"onnxruntime"`` or ``"ncnn"``; ``observed_with`` names the versions it was seen with.
+    ``"onnxruntime"`` (its built-in ops), ``"onnx"`` (ONNX's own test vectors) or ``"ncnn"``;
+    ``observed_with`` names the versions it was seen with.
     """
 
     topic: str
@@ -107,6 +108,34 @@ DIVERGENCES: tuple[Divergence, ...] = (
     Divergence('float16-bfloat16', 'ScatterElementsUpdate', "openvino",
                'OpenVINO computes float16 sums/products in float16; ortops in float64, rounded once',
                _OPENVINO),
+    # ONNX Runtime's built-in ops and standard-op compositions, as the op suites observe them.
+    Divergence('nan', 'TopK', 'onnxruntime',
+               'NaN order is implementation-defined (ONNX and OpenVINO specs); ortops ranks NaN above +inf in every mode',
+               ('onnxruntime 1.31.1',)),
+    Divergence('ties', 'ScatterElementsUpdate', 'onnxruntime',
+               "reduction='none' with several updates for one target: the order is undefined in both specs (ortops: the last update in row-major order of indices wins)",
+               ('onnxruntime 1.31.1', 'onnxruntime 1.32.0')),
+    Divergence('float-accumulation', 'ScatterElementsUpdate', 'onnxruntime',
+               'ORT accumulates float32 in float32, update by update (reproduced by a float32 simulation); ortops accumulates in float64 and rounds once, as the reference does',
+               ('onnxruntime 1.31.1', 'onnxruntime 1.32.0')),
+    Divergence('nan', 'ScatterElementsUpdate', 'onnxruntime',
+               "ORT's min/max keep `a < b ? a : b` (`a > b ? a : b`), so a NaN survives or vanishes by operand order (reproduced by a simulation); the spec's min/max propagate NaN, as ortops does",
+               ('onnxruntime 1.31.1', 'onnxruntime 1.32.0')),
+    Divergence('integer-mean-rounding', 'ScatterElementsUpdate', 'onnxruntime',
+               "ONNX Div truncates integers toward zero; the spec's integer mean rounds toward -inf: a naive exporter's mean is one too high where a sum is negative and not a multiple of its count",
+               ('onnxruntime 1.31.1', 'onnxruntime 1.32.0')),
+    Divergence('narrow-type-overflow', 'ScatterElementsUpdate', 'onnxruntime',
+               "the composition sums integers in int64 (uint64), which wrap where the exact sums leave that range; ortops' integer mean is exact",
+               ('onnxruntime 1.31.1', 'onnxruntime 1.32.0')),
+    Divergence('nan', 'ArgMax', 'onnxruntime',
+               "ORT's ArgMax/TopK do not order NaN: ortops (its documented choice) ranks NaN above +inf, the higher index first among NaNs",
+               ('onnxruntime 1.31.1', 'onnxruntime 1.32.0')),
+    Divergence('ncnn-tie-rule', 'ArgMax', 'onnxruntime',
+               "ncnn's tie rule: higher index first; ONNX TopK lower index first",
+               ('onnxruntime 1.31.1', 'onnxruntime 1.32.0')),
+    Divergence('ncnn-tie-rule', 'ArgMax', 'onnx',
+               "ncnn's tie rule: the last of equal maxima; this ONNX vector has select_last_index=0 (the first)",
+               ('onnx 1.23.2',)),
 )
 
 #: ``OpError.kind`` -> the topic of a case ortops rejects (any other kind: ``"invalid-input"``).

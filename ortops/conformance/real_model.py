@@ -12,21 +12,20 @@ from __future__ import annotations
 import functools
 import importlib.util
 
-import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
 from .. import builder
 from ..builder.schemas import SCHEMA_VERSION
 from ..ops import OPENVINO_DOMAIN
-from .cases import Case
 
-__all__ = ["available", "TEXTS", "top_k_cases", "ocr_run"]
+__all__ = ["available", "TEXTS", "TOP_K", "IN_GRAPH", "ocr_run"]
 
 #: Lines that the recogniser decodes exactly at 320x48 (checked by tests/test_ocr.py).
 TEXTS = ("TopK 2026 ONNX", "OpenVINO TopK-11", "ONNX Runtime 1.31", "ScatterElementsUpdate")
 TOP_K = 5
-_IN_GRAPH = dict(axis=-1, mode="max", sort="value", stable=1, index_element_type="i64")
+#: The attributes of the ortops TopK node inside the OCR graph.
+IN_GRAPH = dict(axis=-1, mode="max", sort="value", stable=1, index_element_type="i64")
 
 
 def available() -> bool:
@@ -43,7 +42,7 @@ def _extended_model() -> onnx.ModelProto:
     graph = model.graph
     graph.initializer.append(helper.make_tensor("ortops_k", TensorProto.INT64, [1], [TOP_K]))
     graph.node.extend([
-        builder.top_k(probs, "ortops_k", **_IN_GRAPH, outputs=("ortops_values", "ortops_indices"),
+        builder.top_k(probs, "ortops_k", **IN_GRAPH, outputs=("ortops_values", "ortops_indices"),
                       name="ortops_top_k"),
         helper.make_node("TopK", [probs, "ortops_k"], ["onnx_values", "onnx_indices"], axis=-1, largest=1,
                          sorted=1, name="onnx_top_k_11"),
@@ -84,34 +83,3 @@ def _session():
     from ..session import InferenceSession
 
     return InferenceSession(_extended_model())
-
-
-def top_k_cases() -> list[Case]:
-    """Per-step top-5 candidates of the real model's softmax, for every text in :data:`TEXTS`."""
-    from .top_k import _case
-
-    cases = []
-    for n, text in enumerate(TEXTS):
-        run = ocr_run(text)
-        probs = run["probs"]
-        values, indices = run["onnx"]
-        details = {
-            "model": "PP-OCRv4 rec (rapidocr-onnxruntime 1.4.4)",
-            "rendered": text,
-            "decoded": run["decoded"].text,
-            "font": run["font"],
-            "steps": int(probs.shape[1]),
-            "in_graph_agrees": bool(np.array_equal(run["ortops"][1], indices)),
-        }
-        slug = text.lower().replace(" ", "_").replace(".", "").replace("-", "")
-        cases.append(_case(f"ocr_{slug}_top{TOP_K}", "real-model", probs, TOP_K, **_IN_GRAPH,
-                           expected={"values": values, "indices": indices},
-                           expected_from="TopK-11 inside the OCR graph", versions=(11, 24), details=details))
-        variant = [dict(mode="max", sort="index", stable=0, index_element_type="i32"),
-                   dict(mode="min", sort="value", stable=1, index_element_type="i32"),
-                   dict(mode="max", sort="none", stable=0, index_element_type="i64"),
-                   dict(mode="max", sort="value", stable=0, index_element_type="i32")][n]
-        tag = f"{variant['mode']}_{variant['sort']}_stable{variant['stable']}"
-        cases.append(_case(f"ocr_{slug}_top{TOP_K}_{tag}", "real-model", probs, TOP_K, axis=-1, **variant,
-                           versions=(11, 24), details=dict(details, in_graph_agrees=None)))
-    return cases

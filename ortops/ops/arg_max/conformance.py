@@ -43,6 +43,7 @@ from onnx import helper
 from ... import reference
 from .builder import arg_max_model, arg_max_side_by_side, onnx_arg_max_equivalent_model
 from .checks import FLOAT32_EXACT_INT_MAX
+from ...divergences import reason
 from ...errors import OpError
 from ...conformance import real_model
 from ...conformance.cases import Case, Check
@@ -58,11 +59,9 @@ __all__ = [
 OP = "ArgMax"
 EXACT = "onnxruntime Reshape+ArgMax/TopK-11 (exact composition)"
 NAIVE = "onnxruntime TopK-11 on the flattened tensor (naive)"
-_NAN_NOTE = ("ORT's ArgMax/TopK do not order NaN: ortops (its documented choice) ranks NaN above +inf, "
-             "the higher index first among NaNs")
-_TIE_NOTE = "ncnn's tie rule: higher index first; ONNX TopK lower index first"
-_ONNX_TIE_NOTE = ("ncnn's tie rule: the last of equal maxima; this ONNX vector has select_last_index=0 "
-                  "(the first)")
+_NAN_NOTE = reason("nan", "onnxruntime", OP)
+_TIE_NOTE = reason("ncnn-tie-rule", "onnxruntime", OP)
+_ONNX_TIE_NOTE = reason("ncnn-tie-rule", "onnx", OP)
 
 
 # ----------------------------------------------------------------------------- comparisons

@@ -49,6 +49,7 @@ from .builder import (
     scatter_mean_composition,
 )
 from ...dtypes import numpy_to_onnx
+from ...divergences import reason
 from ...errors import OpError
 from .reference import reduction_identity
 from ...conformance.cases import Case, Check
@@ -61,26 +62,11 @@ __all__ = ["OP", "judge", "seed_cases", "onnx_backend_cases", "generated_cases",
 
 OP = "ScatterElementsUpdate"
 
-_NONE_DUPLICATES = (
-    "reduction='none' with several updates for one target: the order is undefined in both specs "
-    "(ortops: the last update in row-major order of indices wins)"
-)
-_FLOAT32_ACCUMULATION = (
-    "ORT accumulates float32 in float32, update by update (reproduced by a float32 simulation); ortops "
-    "accumulates in float64 and rounds once, as the reference does"
-)
-_NAN_MIN_MAX = (
-    "ORT's min/max keep `a < b ? a : b` (`a > b ? a : b`), so a NaN survives or vanishes by operand "
-    "order (reproduced by a simulation); the spec's min/max propagate NaN, as ortops does"
-)
-_TRUNCATING_DIV = (
-    "ONNX Div truncates integers toward zero; the spec's integer mean rounds toward -inf: a naive "
-    "exporter's mean is one too high where a sum is negative and not a multiple of its count"
-)
-_COMPOSITION_OVERFLOW = (
-    "the composition sums integers in int64 (uint64), which wrap where the exact sums leave that range; "
-    "ortops' integer mean is exact"
-)
+_NONE_DUPLICATES = reason("ties", "onnxruntime", OP)
+_FLOAT32_ACCUMULATION = reason("float-accumulation", "onnxruntime", OP)
+_NAN_MIN_MAX = reason("nan", "onnxruntime", OP)
+_TRUNCATING_DIV = reason("integer-mean-rounding", "onnxruntime", OP)
+_COMPOSITION_OVERFLOW = reason("narrow-type-overflow", "onnxruntime", OP)
 _CAST_INDICES = "indices reach the standard nodes as int64 (their Tind is int32 or int64 only)"
 
 

@@ -35,20 +35,19 @@ from ...builder import (
 )
 from ...checks import normalize_axis
 from ...dtypes import INDEX_ELEMENT_TYPES, numpy_to_onnx
+from ...divergences import reason
 from ...errors import OpError
 from ...conformance.cases import Case, Check
 from ...conformance.compare import describe_difference, has_nan, has_ties, same
 from ...conformance.onnx_vectors import onnx_vectors
 from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
 
-__all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "CASE_SOURCES", "topics"]
+__all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "real_model_cases", "CASE_SOURCES",
+           "topics", "valid_top_k"]
 
 OP = "TopK"
 _FLOATS = (np.float32, np.float64)
-_NAN_NOTE = (
-    "NaN order is implementation-defined (ONNX and OpenVINO specs); ortops ranks NaN above +inf "
-    "in every mode"
-)
+_NAN_NOTE = reason("nan", "onnxruntime", OP)
 
 
 def _run_ortops(data: np.ndarray, k: np.ndarray, attrs: dict):
@@ -325,17 +324,42 @@ def generated_cases(seed: int = 2026) -> list[Case]:
     return cases
 
 
-def _real_model_cases() -> list[Case]:
-    from ...conformance.real_model import top_k_cases
+def real_model_cases() -> list[Case]:
+    """Per-step top-5 candidates of the real model's softmax, for every text in :data:`TEXTS`."""
+    from ...conformance.real_model import IN_GRAPH, TEXTS, TOP_K, ocr_run
 
-    return top_k_cases()
+    cases = []
+    for n, text in enumerate(TEXTS):
+        run = ocr_run(text)
+        probs = run["probs"]
+        values, indices = run["onnx"]
+        details = {
+            "model": "PP-OCRv4 rec (rapidocr-onnxruntime 1.4.4)",
+            "rendered": text,
+            "decoded": run["decoded"].text,
+            "font": run["font"],
+            "steps": int(probs.shape[1]),
+            "in_graph_agrees": bool(np.array_equal(run["ortops"][1], indices)),
+        }
+        slug = text.lower().replace(" ", "_").replace(".", "").replace("-", "")
+        cases.append(_case(f"ocr_{slug}_top{TOP_K}", "real-model", probs, TOP_K, **IN_GRAPH,
+                           expected={"values": values, "indices": indices},
+                           expected_from="TopK-11 inside the OCR graph", versions=(11, 24), details=details))
+        variant = [dict(mode="max", sort="index", stable=0, index_element_type="i32"),
+                   dict(mode="min", sort="value", stable=1, index_element_type="i32"),
+                   dict(mode="max", sort="none", stable=0, index_element_type="i64"),
+                   dict(mode="max", sort="value", stable=0, index_element_type="i32")][n]
+        tag = f"{variant['mode']}_{variant['sort']}_stable{variant['stable']}"
+        cases.append(_case(f"ocr_{slug}_top{TOP_K}_{tag}", "real-model", probs, TOP_K, axis=-1, **variant,
+                           versions=(11, 24), details=dict(details, in_graph_agrees=None)))
+    return cases
 
 
 CASE_SOURCES = {
     "seed-example": seed_cases,
     "onnx-backend-test": onnx_backend_cases,
     "generated": generated_cases,
-    "real-model": _real_model_cases,
+    "real-model": real_model_cases,
 }
 
 

@@ -133,3 +133,13 @@ def test_oracles_map_groups_checks_by_family():
     oracles = result.to_json()["oracles"]
     assert oracles == {"reference": "agree", "onnxruntime": "skipped", "openvino": "explained"}
     assert result.to_json()["oracle_reasons"]["openvino"] == "openvino: NaN order"
+
+
+def test_real_model_cases_are_collected_with_the_ocr_extra():
+    from ortops.conformance import real_model
+
+    if not real_model.available():
+        pytest.skip("the ocr extra is not installed")
+    cases = top_k.CASE_SOURCES["real-model"]()
+    assert len(cases) == 2 * len(real_model.TEXTS)
+    assert all(c.source == "real-model" and c.op == "TopK" for c in cases)
