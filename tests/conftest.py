@@ -1,4 +1,5 @@
-"""Shared test helpers: small models built with ortops.builder."""
+"""Shared test fixtures and helpers: a TopK session, an independent brute-force top-k, and the
+one comparison of arrays (``assert_identical``)."""
 
 from __future__ import annotations
 
@@ -36,10 +37,16 @@ def rng():
     return np.random.default_rng(1234)
 
 
-def assert_identical(actual: np.ndarray, expected: np.ndarray) -> None:
-    """Same dtype, shape and values; NaN where NaN; the same sign of every zero."""
-    assert actual.dtype == expected.dtype
-    assert actual.shape == expected.shape
+def assert_identical(actual: np.ndarray, expected: np.ndarray, *, bits: bool = False) -> None:
+    """Same dtype, shape and values; NaN where NaN; the same sign of every zero. With ``bits``,
+    the same bytes (also each NaN's payload and sign)."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if bits:
+        as_bits = np.dtype(f"u{actual.dtype.itemsize}") if actual.dtype.kind in "fiu" else actual.dtype
+        np.testing.assert_array_equal(actual.view(as_bits), expected.view(as_bits))
+        return
     if actual.dtype.kind == "f":
         np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
         np.testing.assert_array_equal(np.signbit(actual) | np.isnan(actual), np.signbit(expected) | np.isnan(expected))

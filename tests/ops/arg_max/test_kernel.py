@@ -23,6 +23,8 @@ from ortops.builder import make_model
 from ortops.ops.arg_max.builder import arg_max_model
 from ortops.ops.arg_max.kernel import arg_max
 
+from conftest import assert_identical
+
 kernel_module = importlib.import_module("ortops.ops.arg_max.kernel")
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0]
@@ -39,27 +41,19 @@ def _brute_force(data: np.ndarray, out_max_val: int, topk: int) -> np.ndarray:
     return indices.reshape(1, topk)
 
 
-def _assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
-    """Same dtype, shape and float32 bits (the sign of zero counts), any NaN equal to any NaN."""
-    assert actual.dtype == expected.dtype == np.float32
-    assert actual.shape == expected.shape
-    equal = (actual.view(np.uint32) == expected.view(np.uint32)) | (np.isnan(actual) & np.isnan(expected))
-    assert equal.all(), f"differ at {np.argwhere(~equal)[:5].tolist()}: {actual} vs {expected}"
-
-
 # ----------------------------------------------------------------------------- by hand
 
 
 def test_seed_example():
     data = (np.arange(6).reshape(2, 3) + 10).astype(np.float32)
-    _assert_same(arg_max(data), np.array([[5]], np.float32))
-    _assert_same(arg_max(data, out_max_val=1, topk=3), np.array([[15, 14, 13], [5, 4, 3]], np.float32))
+    assert_identical(arg_max(data), np.array([[5]], np.float32))
+    assert_identical(arg_max(data, out_max_val=1, topk=3), np.array([[15, 14, 13], [5, 4, 3]], np.float32))
 
 
 def test_ties_go_to_the_higher_index():
     data = np.array([[1, 3, 3], [2, 3, 0]], np.float32)
-    _assert_same(arg_max(data), np.array([[4]], np.float32))
-    _assert_same(arg_max(data, topk=4), np.array([[4, 2, 1, 3]], np.float32))
+    assert_identical(arg_max(data), np.array([[4]], np.float32))
+    assert_identical(arg_max(data, topk=4), np.array([[4, 2, 1, 3]], np.float32))
 
 
 def test_nan_is_the_largest_and_nans_tie():
@@ -71,7 +65,7 @@ def test_nan_is_the_largest_and_nans_tie():
 
 def test_signed_zeros_tie_and_keep_their_sign():
     output = arg_max(np.array([0.0, -0.0, -1.0], np.float32), out_max_val=1, topk=2)
-    _assert_same(output, np.array([[-0.0, 0.0], [1, 0]], np.float32))
+    assert_identical(output, np.array([[-0.0, 0.0], [1, 0]], np.float32))
 
 
 @pytest.mark.parametrize(
@@ -90,13 +84,13 @@ def test_errors(data, topk, match):
 def test_index_above_2_24_raises_and_2_24_itself_is_exact():
     data = np.zeros(2**24 + 2, np.float32)
     data[2**24] = 1.0  # 2**24 is exactly representable in float32
-    _assert_same(arg_max(data, out_max_val=1), np.array([[1.0], [16777216.0]], np.float32))
+    assert_identical(arg_max(data, out_max_val=1), np.array([[1.0], [16777216.0]], np.float32))
     data[2**24 + 1] = 2.0  # 2**24 + 1 is not: float32 would round it to 2**24
     with pytest.raises(OpError, match="16777217 is above 2\\*\\*24"):
         arg_max(data)
     with pytest.raises(OpError, match="16777217"):
         arg_max(data, out_max_val=1, topk=2)
-    _assert_same(arg_max(data[: 2**24 + 1], topk=2), np.array([[16777216, 16777215]], np.float32))
+    assert_identical(arg_max(data[: 2**24 + 1], topk=2), np.array([[16777216, 16777215]], np.float32))
 
 
 # ----------------------------------------------------------------------------- properties, small
@@ -116,7 +110,7 @@ def tie_heavy(draw):
 @given(tie_heavy(), st.sampled_from([0, 1]))
 def test_matches_brute_force_small(case, out_max_val):
     data, topk = case
-    _assert_same(arg_max(data, out_max_val=out_max_val, topk=topk), _brute_force(data, out_max_val, topk))
+    assert_identical(arg_max(data, out_max_val=out_max_val, topk=topk), _brute_force(data, out_max_val, topk))
 
 
 @settings(max_examples=150, deadline=None)
@@ -126,7 +120,7 @@ def test_matches_brute_force_small(case, out_max_val):
 def test_matches_reference_any_float(data, out_max_val, draw):
     topk = draw.draw(st.integers(1, data.size))
     expected = reference.arg_max(data, out_max_val=out_max_val, topk=topk)
-    _assert_same(arg_max(data, out_max_val=out_max_val, topk=topk), expected)
+    assert_identical(arg_max(data, out_max_val=out_max_val, topk=topk), expected)
 
 
 # ----------------------------------------------------------------------------- properties, large
@@ -166,7 +160,7 @@ def test_matches_reference_large(kind, n, seed, draw):
     data = _large(kind, n, rng)
     topk = draw.draw(st.one_of(st.integers(1, 8), st.integers(9, 200), st.just(n)))
     out_max_val = draw.draw(st.sampled_from([0, 1]))
-    _assert_same(arg_max(data, out_max_val=out_max_val, topk=topk),
+    assert_identical(arg_max(data, out_max_val=out_max_val, topk=topk),
                  reference.arg_max(data, out_max_val=out_max_val, topk=topk))
 
 
@@ -180,7 +174,7 @@ def test_every_kernel_path_runs(kind, monkeypatch):
                             lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
     data = _large(kind, 100_003, np.random.default_rng(7))  # 100003: a shorter last block
     for topk in (1, 2, 50):
-        _assert_same(arg_max(data, out_max_val=1, topk=topk), reference.arg_max(data, out_max_val=1, topk=topk))
+        assert_identical(arg_max(data, out_max_val=1, topk=topk), reference.arg_max(data, out_max_val=1, topk=topk))
     assert "_block_maxima" in calls
     if kind in ("small_integers", "few_high", "specials", "nan_many", "zeros", "prefix_low"):
         assert "_last_matches" in calls
@@ -190,7 +184,7 @@ def test_shape_of_data_does_not_matter():
     rng = np.random.default_rng(3)
     data = rng.integers(0, 5, (4, 3, 2, 5, 7)).astype(np.float32)
     for topk in (1, 17, data.size):
-        _assert_same(arg_max(data, topk=topk), arg_max(data.reshape(-1), topk=topk))
+        assert_identical(arg_max(data, topk=topk), arg_max(data.reshape(-1), topk=topk))
 
 
 # ----------------------------------------------------------------------------- through ORT
@@ -199,7 +193,7 @@ def test_shape_of_data_does_not_matter():
 def test_through_inference_session():
     data = np.array([[2, 7, 7], [1, 7, 0]], np.float32)
     session = InferenceSession(arg_max_model(2, out_max_val=1, topk=4))
-    _assert_same(session.run(None, {"data": data})[0], np.array([[7, 7, 7, 2], [4, 2, 1, 0]], np.float32))
+    assert_identical(session.run(None, {"data": data})[0], np.array([[7, 7, 7, 2], [4, 2, 1, 0]], np.float32))
 
 
 def test_through_inference_session_errors_stay_usable():
@@ -208,7 +202,7 @@ def test_through_inference_session_errors_stay_usable():
         session.run(None, {"data": np.zeros(2, np.float32)})
     with pytest.raises(OpError, match="is empty"):
         session.run(None, {"data": np.zeros(0, np.float32)})
-    _assert_same(session.run(None, {"data": np.array([5, 5, 5], np.float32)})[0],
+    assert_identical(session.run(None, {"data": np.array([5, 5, 5], np.float32)})[0],
                  np.array([[2, 1, 0]], np.float32))
 
 

@@ -17,6 +17,8 @@ from hypothesis.extra import numpy as hnp
 from ortops.errors import OpError
 from ortops.reference import arg_max
 
+from conftest import assert_identical
+
 
 def _oracle(data: np.ndarray, out_max_val: int, topk: int) -> np.ndarray:
     """ncnn: vec[i] = (ptr[i], i); partial_sort with std::greater; NaN above +inf."""
@@ -33,21 +35,14 @@ def _oracle(data: np.ndarray, out_max_val: int, topk: int) -> np.ndarray:
     return indices.reshape(1, topk)
 
 
-def _assert_same(actual, expected):
-    """Same dtype and shape; equal elements, NaN equal to NaN, and the same sign of zero."""
-    assert actual.dtype == expected.dtype == np.float32
-    assert actual.shape == expected.shape
-    np.testing.assert_array_equal(actual.view(np.uint32), expected.view(np.uint32))
-
-
 # ----------------------------------------------------------------------------- the seed's example
 
 
 def test_arg_max_seed_example():
     data = (np.arange(6).reshape(2, 3) + 10).astype(np.float32)
-    _assert_same(arg_max(data), np.array([[5.0]], np.float32))
-    _assert_same(arg_max(data, out_max_val=1, topk=3), np.array([[15, 14, 13], [5, 4, 3]], np.float32))
-    _assert_same(arg_max(data, topk=6), np.array([[5, 4, 3, 2, 1, 0]], np.float32))
+    assert_identical(arg_max(data), np.array([[5.0]], np.float32), bits=True)
+    assert_identical(arg_max(data, out_max_val=1, topk=3), np.array([[15, 14, 13], [5, 4, 3]], np.float32), bits=True)
+    assert_identical(arg_max(data, topk=6), np.array([[5, 4, 3, 2, 1, 0]], np.float32), bits=True)
 
 
 # ----------------------------------------------------------------------------- hand-computed cases
@@ -55,13 +50,13 @@ def test_arg_max_seed_example():
 
 def test_arg_max_ties_higher_index_first():
     data = np.array([1, 3, 3, 2, 3], np.float32)
-    _assert_same(arg_max(data, topk=4), np.array([[4, 2, 1, 3]], np.float32))
-    _assert_same(arg_max(data, out_max_val=1, topk=2), np.array([[3, 3], [4, 2]], np.float32))
+    assert_identical(arg_max(data, topk=4), np.array([[4, 2, 1, 3]], np.float32), bits=True)
+    assert_identical(arg_max(data, out_max_val=1, topk=2), np.array([[3, 3], [4, 2]], np.float32), bits=True)
 
 
 def test_arg_max_all_equal():
     data = np.full((2, 2, 2), 7.0, np.float32)
-    _assert_same(arg_max(data, topk=8), np.array([[7, 6, 5, 4, 3, 2, 1, 0]], np.float32))
+    assert_identical(arg_max(data, topk=8), np.array([[7, 6, 5, 4, 3, 2, 1, 0]], np.float32), bits=True)
 
 
 def test_arg_max_nan_is_largest():
@@ -75,7 +70,7 @@ def test_arg_max_nan_is_largest():
 def test_arg_max_signed_zeros_tie():
     data = np.array([0.0, -0.0, -1.0], np.float32)
     output = arg_max(data, out_max_val=1, topk=3)
-    _assert_same(output, np.array([[-0.0, 0.0, -1.0], [1, 0, 2]], np.float32))
+    assert_identical(output, np.array([[-0.0, 0.0, -1.0], [1, 0, 2]], np.float32), bits=True)
     assert np.signbit(output[0, 0]) and not np.signbit(output[0, 1])
 
 
@@ -84,13 +79,13 @@ def test_arg_max_any_rank_is_flattened_c_order(shape):
     size = math.prod(shape)
     data = np.arange(size, dtype=np.float32)[::-1].copy().reshape(shape)  # the largest first
     output = arg_max(data, out_max_val=1, topk=size)
-    _assert_same(output, np.array([np.arange(size)[::-1], np.arange(size)], np.float32))
+    assert_identical(output, np.array([np.arange(size)[::-1], np.arange(size)], np.float32), bits=True)
 
 
 def test_arg_max_non_contiguous_input_uses_logical_order():
     base = np.array([[1, 9, 2], [8, 3, 7]], np.float32)
     data = base.T  # logical C order: 1, 8, 9, 3, 2, 7
-    _assert_same(arg_max(data, out_max_val=1, topk=3), np.array([[9, 8, 7], [2, 1, 5]], np.float32))
+    assert_identical(arg_max(data, out_max_val=1, topk=3), np.array([[9, 8, 7], [2, 1, 5]], np.float32), bits=True)
 
 
 def test_arg_max_does_not_modify_input():
@@ -104,7 +99,7 @@ def test_arg_max_index_limit_of_float32():
     # Indices up to 2**24 are exact in float32; 2**24 + 1 is not, and must raise, not round.
     data = np.zeros(2**24 + 2, np.float32)
     data[2**24] = 1.0
-    _assert_same(arg_max(data, out_max_val=1), np.array([[1.0], [2**24]], np.float32))
+    assert_identical(arg_max(data, out_max_val=1), np.array([[1.0], [2**24]], np.float32), bits=True)
     data[2**24 + 1] = 2.0
     with pytest.raises(OpError, match=r"index 16777217 is above 16777216"):
         arg_max(data)
@@ -168,4 +163,4 @@ def _arg_max_cases(draw):
 @given(case=_arg_max_cases(), out_max_val=st.sampled_from([0, 1]))
 def test_arg_max_matches_pair_sort_oracle(case, out_max_val):
     data, topk = case
-    _assert_same(arg_max(data, out_max_val=out_max_val, topk=topk), _oracle(data, out_max_val, topk))
+    assert_identical(arg_max(data, out_max_val=out_max_val, topk=topk), _oracle(data, out_max_val, topk), bits=True)

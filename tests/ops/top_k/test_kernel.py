@@ -6,43 +6,22 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 import ortops
 from ortops import reference
 from ortops.ops.top_k import kernel
 from ortops.kernels import selection
-from conftest import brute_top_k
+from conftest import assert_identical, brute_top_k
+from strategies import top_k_attributes, top_k_inputs
 
-DTYPES = [np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
-
-
-def _values(dtype):
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        tie_heavy = st.sampled_from([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.5])
-        return st.one_of(tie_heavy, st.floats(width=dtype.itemsize * 8, allow_nan=True))
-    info = np.iinfo(dtype)
-    return st.one_of(st.sampled_from([info.min, info.max, 0, 1]), st.integers(int(info.min), int(info.max)))
 
 
 @st.composite
 def top_k_cases(draw):
-    dtype = draw(st.sampled_from(DTYPES))
-    shape = draw(hnp.array_shapes(min_dims=1, max_dims=5, min_side=1, max_side=6))
-    data = draw(hnp.arrays(dtype, shape, elements=_values(dtype)))
-    axis = draw(st.integers(-len(shape), len(shape) - 1))
-    k = draw(st.integers(1, shape[axis]))
-    attrs = dict(axis=axis, mode=draw(st.sampled_from(["max", "min"])),
-                 sort=draw(st.sampled_from(["value", "index", "none"])), stable=draw(st.integers(0, 1)),
-                 index_element_type=draw(st.sampled_from(["i32", "i64"])))
+    data, k, axis = draw(top_k_inputs())
+    attrs = dict(axis=axis, **draw(top_k_attributes()))
     k_dtype = draw(st.sampled_from([np.int64, np.int32, np.uint8, np.int8]))
     return data, np.array([k], k_dtype) if draw(st.booleans()) else np.array(k, k_dtype), attrs
-
-
-def _same(a, b):
-    assert a.dtype == b.dtype and a.shape == b.shape
-    assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
 
 
 @pytest.fixture(params=["default", "chunked"])
@@ -62,8 +41,8 @@ def test_kernel_equals_reference(selection_path, case):
     data, k, attrs = case
     got = kernel.top_k(data, k, **attrs)
     want = reference.top_k(data, k, **attrs)
-    _same(got[0], want.values)
-    _same(got[1], want.indices)
+    assert_identical(got[0], want.values)
+    assert_identical(got[1], want.indices)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=_FIXTURE_OK)
@@ -137,8 +116,8 @@ def test_large_tie_heavy_inputs_with_nan(dtype):
     for mode in ("max", "min"):
         got = kernel.top_k(data, np.array(60), axis=1, mode=mode, sort="value", stable=1)
         want = reference.top_k(data, np.array(60), axis=1, mode=mode, sort="value", stable=1)
-        _same(got[1], want.indices)
-        _same(got[0], want.values)
+        assert_identical(got[1], want.indices)
+        assert_identical(got[0], want.values)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint64])
@@ -149,5 +128,5 @@ def test_one_long_slice_is_chunked_exactly(dtype, sort):
     for mode in ("max", "min"):
         got = kernel.top_k(data, np.array(500), axis=1, mode=mode, sort=sort, stable=1, index_element_type="i64")
         want = reference.top_k(data, np.array(500), axis=1, mode=mode, sort=sort, stable=1, index_element_type="i64")
-        _same(got[0], want.values)
-        _same(got[1], want.indices)
+        assert_identical(got[0], want.values)
+        assert_identical(got[1], want.indices)

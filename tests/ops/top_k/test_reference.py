@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 from ortops.errors import OpError
 from ortops.reference import TopKResult, top_k
 
-FLOAT_DTYPES = [np.float32, np.float64]
-INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
-ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES
+from conftest import assert_identical
+from strategies import FLOAT_DTYPES, NUMERIC_DTYPES, top_k_inputs
+
+ALL_DTYPES = NUMERIC_DTYPES
 MODES = ["max", "min"]
 SORTS = ["value", "index", "none"]
 
@@ -49,14 +49,6 @@ def _oracle(data: np.ndarray, k: int, axis: int, mode: str, sort: str):
         indices[outer] = chosen
         values[outer] = moved[outer][chosen]
     return np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)
-
-
-def _assert_same(actual: np.ndarray, expected: np.ndarray):
-    """Equal dtype, shape and bits (so NaN matches NaN and -0.0 differs from +0.0)."""
-    assert actual.dtype == expected.dtype
-    assert actual.shape == expected.shape
-    as_bits = np.dtype(f"u{actual.dtype.itemsize}")
-    np.testing.assert_array_equal(actual.view(as_bits), expected.view(as_bits))
 
 
 # ----------------------------------------------------------------------------- the spec's example
@@ -116,11 +108,11 @@ def test_top_k_nan_is_largest(dtype):
     nan, inf = np.nan, np.inf
     data = np.array([1, nan, 3, -inf, inf, nan, 2], dtype)
     result = top_k(data, 4, axis=0, mode="max", sort="value")
-    _assert_same(result.values, np.array([nan, nan, inf, 3], dtype))
+    assert_identical(result.values, np.array([nan, nan, inf, 3], dtype), bits=True)
     np.testing.assert_array_equal(result.indices, [1, 5, 4, 2])
 
     result = top_k(data, 7, axis=0, mode="min", sort="value")
-    _assert_same(result.values, np.array([-inf, 1, 2, 3, inf, nan, nan], dtype))
+    assert_identical(result.values, np.array([-inf, 1, 2, 3, inf, nan, nan], dtype), bits=True)
     np.testing.assert_array_equal(result.indices, [3, 0, 6, 2, 4, 1, 5])
 
     result = top_k(data, 2, axis=0, mode="min", sort="index")
@@ -306,31 +298,9 @@ def test_top_k_error_is_a_value_error():
 # ----------------------------------------------------------------------------- properties
 
 
-def _elements(dtype):
-    """Tie-heavy values from a tiny set, or any value of the dtype (NaN, ±inf, ±0.0 included)."""
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        tiny = st.sampled_from([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.5])
-        return st.one_of(tiny, hnp.from_dtype(dtype))
-    info = np.iinfo(dtype)
-    near_low = st.integers(int(info.min), int(info.min) + 2)
-    near_high = st.integers(int(info.max) - 2, int(info.max))
-    return st.one_of(near_low, near_high, st.integers(-1, 1).filter(lambda v: v >= info.min), hnp.from_dtype(dtype))
-
-
-@st.composite
-def _top_k_cases(draw):
-    dtype = draw(st.sampled_from(ALL_DTYPES))
-    shape = draw(hnp.array_shapes(min_dims=1, max_dims=5, min_side=1, max_side=4))
-    data = draw(hnp.arrays(dtype, shape, elements=_elements(dtype)))
-    axis = draw(st.integers(-len(shape), len(shape) - 1))
-    k = draw(st.integers(1, shape[axis]))
-    return data, k, axis
-
-
 @settings(max_examples=300, deadline=None)
 @given(
-    case=_top_k_cases(),
+    case=top_k_inputs(max_side=4),
     mode=st.sampled_from(MODES),
     sort=st.sampled_from(SORTS),
     stable=st.sampled_from([0, 1]),
@@ -341,6 +311,6 @@ def test_top_k_matches_sorted_oracle(case, mode, sort, stable, index_element_typ
     result = top_k(data, np.array(k), axis=axis, mode=mode, sort=sort, stable=stable,
                    index_element_type=index_element_type)
     expected_values, expected_indices = _oracle(data, k, axis % data.ndim, mode, sort)
-    _assert_same(result.values, expected_values)
+    assert_identical(result.values, expected_values, bits=True)
     assert result.indices.dtype == {"i32": np.int32, "i64": np.int64}[index_element_type]
     np.testing.assert_array_equal(result.indices, expected_indices)
