@@ -43,6 +43,7 @@ from onnx import helper
 from ... import reference
 from .builder import arg_max_model, arg_max_side_by_side, onnx_arg_max_equivalent_model
 from .checks import FLOAT32_EXACT_INT_MAX
+from ...checks import normalize_axis
 from ...divergences import reason
 from ...errors import OpError
 from ...conformance import real_model
@@ -181,7 +182,7 @@ def _onnx_slice_check(case: Case) -> Check:
     """ortops topk=1 on every 1-D slice along the ONNX vector's axis vs ONNX's expected output."""
     data = case.inputs["data"]
     spec = case.details["onnx_attributes"]
-    axis = spec["axis"] % data.ndim
+    axis = normalize_axis("ArgMax", spec["axis"], data.ndim)  # ONNX ArgMax's axis
     expected = case.expected["onnx_output"]
     if not spec["keepdims"]:
         expected = np.expand_dims(expected, axis)

@@ -49,6 +49,7 @@ from .builder import (
     scatter_mean_composition,
 )
 from ...dtypes import numpy_to_onnx
+from ...checks import normalize_axis
 from ...divergences import reason
 from ...errors import OpError
 from .reference import reduction_identity
@@ -74,9 +75,8 @@ _CAST_INDICES = "indices reach the standard nodes as int64 (their Tind is int32 
 
 
 def _axis_value(case: Case) -> int:
-    rank = case.inputs["data"].ndim
     axis = int(np.asarray(case.inputs["axis"]).reshape(-1)[0])
-    return axis + rank if axis < 0 else axis
+    return normalize_axis(OP, axis, case.inputs["data"].ndim)
 
 
 def _run_ortops(case: Case) -> np.ndarray:

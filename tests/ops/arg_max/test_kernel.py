@@ -9,7 +9,6 @@ a shorter last block, and the direct selection.
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import numpy as np
@@ -18,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from ortops.ops.arg_max import kernel as kernel_source
 from ortops import InferenceSession, OpError, reference
 from ortops.builder import make_model
 from ortops.ops.arg_max.builder import arg_max_model
@@ -25,7 +25,7 @@ from ortops.ops.arg_max.kernel import arg_max
 
 from conftest import assert_identical
 
-kernel_module = importlib.import_module("ortops.ops.arg_max.kernel")
+kernel_module = kernel_source
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0]
 

@@ -8,7 +8,6 @@ makes the kernel cross chunk boundaries on small inputs.
 
 from __future__ import annotations
 
-import importlib
 import math
 from fractions import Fraction
 
@@ -19,13 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from ortops.ops.scatter_elements_update import kernel as kernel_source
 from ortops import OpError
 from ortops.ops import SCATTER_ELEMENTS_UPDATE
 from ortops.ops.scatter_elements_update.kernel import scatter_elements_update as kernel
 from ortops.reference import scatter_elements_update as reference
 
 # The kernel module (its monkeypatchable internals).
-_kernel_module = importlib.import_module("ortops.ops.scatter_elements_update.kernel")
+_kernel_module = kernel_source
 
 FLOATS = [np.float32, np.float64]
 INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
