@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("openvino", reason="OpenVINO is not installed: pip install 'ortops[openvino]'")
 
+from strategies import top_k_attributes  # noqa: E402
 from ortops.conformance import collect_cases  # noqa: E402
 from ortops.conformance import openvino_oracle as oracle  # noqa: E402
 from ortops.conformance.cases import Case, Check  # noqa: E402
@@ -216,9 +217,7 @@ def top_k_cases(draw):
         pool = [info.min, 0, 1, 2, info.max] + ([2**32 + 1] if info.max > 2**33 else [])
     data = rng.choice(np.array(pool, dtype), size=shape)
     axis = draw(st.integers(-len(shape), len(shape) - 1))
-    return top_k_case(data, draw(st.integers(1, shape[axis])), axis=axis, mode=draw(st.sampled_from(["max", "min"])),
-                      sort=draw(st.sampled_from(["value", "index", "none"])), stable=draw(st.sampled_from([0, 1])),
-                      index_element_type=draw(st.sampled_from(["i32", "i64"])))
+    return top_k_case(data, draw(st.integers(1, shape[axis])), axis=axis, **draw(top_k_attributes()))
 
 
 @HYPOTHESIS

@@ -16,6 +16,7 @@ from onnx import TensorProto, helper
 pytest.importorskip("openvino", reason="OpenVINO is not installed: pip install 'ortops[openvino]'")
 
 import ortops  # noqa: E402
+from strategies import top_k_attributes  # noqa: E402
 from ortops import builder, reference  # noqa: E402
 from ortops.ops.arg_max.builder import arg_max_model  # noqa: E402
 from ortops.ops.scatter_elements_update.builder import scatter_elements_update_model  # noqa: E402
@@ -198,10 +199,7 @@ def top_k_inputs(draw):
     seed = draw(st.integers(0, 2**32 - 1))
     data = np.random.default_rng(seed).integers(0, levels, size=shape).astype(dtype)
     k = draw(st.integers(1, shape[axis]))
-    attrs = dict(axis=axis, mode=draw(st.sampled_from(["max", "min"])),
-                 sort=draw(st.sampled_from(["value", "index", "none"])), stable=draw(st.sampled_from([0, 1])),
-                 index_element_type=draw(st.sampled_from(["i32", "i64"])))
-    return data, k, attrs
+    return data, k, dict(axis=axis, **draw(top_k_attributes()))
 
 
 @HYPOTHESIS
