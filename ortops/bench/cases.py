@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 
 from ..ops import OPS as _SPECS
+from ..ops import by_name
 
 __all__ = ["OPS", "BUILT_INS", "Config", "CONFIGS", "Target", "Case", "dims", "op_bench", "matrix", "elements"]
 
@@ -17,7 +18,7 @@ OPS = tuple(op.op_type for op in _SPECS)
 
 def op_bench(op: str) -> ModuleType:
     """The benchmark module of ``op`` (``ortops/ops/<op>/bench.py``)."""
-    return importlib.import_module(next(spec.bench for spec in _SPECS if spec.op_type == op))
+    return importlib.import_module(by_name(op).bench)
 
 
 #: What the ``built-in`` row of each op runs (a plain onnxruntime session).
