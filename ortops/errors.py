@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-__all__ = ["OpError"]
+__all__ = ["OpError", "truncated", "MESSAGE_LIMIT"]
+
+#: Longest text an error message quotes from a value (an attribute, a node name, another
+#: error's message); longer text keeps its head and tail around a count of what was cut.
+MESSAGE_LIMIT = 1000
+
+
+def truncated(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text``, or its head and tail with ``...[N characters omitted]...`` between them."""
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]}...[{len(text) - 2 * keep:,} characters omitted]...{text[-keep:]}"
 
 
 class OpError(ValueError):
@@ -11,6 +23,9 @@ class OpError(ValueError):
     The message names the op type, the node (when it has a name), the bad value and
     the valid range, for example ``TopK node 'top': k=5 is outside [1, 4] for axis 1
     of shape (3, 4)``.
+
+    Long values are shortened in the message (:func:`truncated`): a 50 MB attribute gives a
+    message of about 1,000 characters, not 50 MB.
 
     Attributes
     ----------
@@ -24,10 +39,10 @@ class OpError(ValueError):
 
     def __init__(self, op_type: str, detail: str, node_name: str | None = None):
         self.op_type = op_type
-        self.detail = detail
+        self.detail = truncated(detail)
         self.node_name = node_name or None
-        where = f"{op_type} node {self.node_name!r}" if self.node_name else op_type
-        super().__init__(f"{where}: {detail}")
+        where = f"{op_type} node {truncated(repr(self.node_name))}" if self.node_name else op_type
+        super().__init__(f"{where}: {self.detail}")
 
     def __reduce__(self):
         return (type(self), (self.op_type, self.detail, self.node_name))

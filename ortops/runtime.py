@@ -34,6 +34,29 @@ Threads
 under one lock, lookups are lock-free dict reads. An ORT session's ``run`` may be called
 from several threads at once, so one inner session serves every thread.
 
+Signals
+-------
+A Python signal handler runs on the main thread, between two bytecodes of whatever Python
+code runs there - which may be ortops' bridge hook, called by ORT from C++. An exception
+that leaves the hook (a ``KeyboardInterrupt`` from Ctrl-C, a ``SystemExit`` from a SIGTERM
+handler) aborts the process, and one caught there must not be lost. So
+:func:`guard_signals` (called by ``ortops.session_options``, i.e. for every ortops session,
+on the main thread) wraps the Python handlers of SIGINT and of SIGTERM, SIGHUP, SIGALRM,
+SIGUSR1 and SIGUSR2 when they have one. The wrapper calls the original handler unless the
+main thread is inside the bridge (:func:`bridge_code`); there it
+
+* raises :class:`Interrupt` when a kernel is running (:func:`kernel_started`): the op stops
+  and returns empty outputs, and the bridge re-delivers the signal - through
+  ``ortops.capture_errors`` (and so ``InferenceSession.run``) as soon as ``run`` returns,
+  by calling the original handler; on the raw path by :func:`redeliver`;
+* otherwise leaves the signal pending and :func:`redeliver` sends it again once the main
+  thread has left the bridge.
+
+:func:`redeliver` uses a short-lived thread that waits (1 ms steps) until the main thread's
+Python stack holds no bridge frame, then sends the signal to the main thread again
+(``signal.pthread_kill``). A handler installed after the last ortops session was created
+replaces the wrapper; the next ``session_options`` call wraps it again.
+
 Fork
 ----
 ``os.fork`` (``multiprocessing``'s default start method on Linux before Python 3.14) copies
@@ -49,11 +72,15 @@ child: their destructors would join threads or take locks that do not exist ther
 from __future__ import annotations
 
 import os
+import signal
+import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Hashable, Sequence, TypeVar
 
-__all__ = ["inner_session", "pool", "parallel_map", "worker_count", "THREADS_ENV"]
+__all__ = ["inner_session", "pool", "parallel_map", "worker_count", "THREADS_ENV", "Interrupt", "guard_signals",
+           "bridge_code", "kernel_started", "kernel_finished", "redeliver", "deliver"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -133,6 +160,98 @@ def _new_session(model: bytes):
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+class Interrupt(BaseException):
+    """A signal that arrived while a kernel ran on the main thread: the kernel stops, the
+    signal is delivered again once the main thread is out of the bridge."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+_GUARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGALRM", "SIGUSR1", "SIGUSR2")
+                 if hasattr(signal, name))
+_bridge_codes: set = set()
+_state = threading.local()
+_originals: dict[int, Callable] = {}
+
+
+def bridge_code(function: Callable) -> Callable:
+    """Mark ``function`` as a bridge entry point: no exception may leave a frame of it."""
+    _bridge_codes.add(function.__code__)
+    return function
+
+
+def kernel_started() -> None:
+    """The calling thread now runs a kernel inside the bridge's ``try``: a signal may stop it."""
+    _state.in_kernel = True
+
+
+def kernel_finished() -> None:
+    _state.in_kernel = False
+
+
+def _in_bridge(frame) -> bool:
+    while frame is not None:
+        if frame.f_code in _bridge_codes:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _guard(signum: int, frame) -> None:
+    if _in_bridge(frame):
+        if getattr(_state, "in_kernel", False):
+            raise Interrupt(signum)
+        redeliver(signum)
+        return
+    deliver(signum, frame)
+
+
+def deliver(signum: int, frame=None) -> None:
+    """Run the handler the signal had before :func:`guard_signals` wrapped it."""
+    original = _originals.get(signum)
+    if callable(original):
+        original(signum, frame if frame is not None else sys._getframe(1))
+    elif signum == signal.SIGINT:
+        raise KeyboardInterrupt
+
+
+def redeliver(signum: int) -> None:
+    """Send ``signum`` to the main thread again once its Python stack is out of the bridge."""
+    main = threading.main_thread().ident
+
+    def wait_and_send() -> None:
+        for _ in range(60_000):  # at most a minute of 1 ms steps
+            frame = sys._current_frames().get(main)
+            if frame is None or not _in_bridge(frame):
+                break
+            time.sleep(0.001)
+        if hasattr(signal, "pthread_kill"):
+            signal.pthread_kill(main, signum)
+        else:  # pragma: no cover - Windows
+            import _thread
+
+            _thread.interrupt_main(signum)
+
+    threading.Thread(target=wait_and_send, name="ortops-redeliver", daemon=True).start()
+
+
+def guard_signals() -> None:
+    """Wrap the Python handlers of SIGINT (and SIGTERM, ... when they have one); see Signals.
+
+    Does nothing off the main thread (Python sets handlers on the main thread only).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in _GUARDED:
+        current = signal.getsignal(signum)
+        if current is _guard or not callable(current):
+            continue  # already wrapped, or SIG_DFL / SIG_IGN: not Python code, nothing to guard
+        _originals[signum] = current
+        signal.signal(signum, _guard)
 
 
 def _after_fork_in_child() -> None:
