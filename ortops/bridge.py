@@ -103,11 +103,15 @@ _PRECISION = {"float16": (11, -13), "bfloat16": (8, -125)}
 def round_to_precision(x: np.ndarray, carried: str) -> np.ndarray:
     """float64 ``x`` rounded once, half to even, to the values of ``carried`` (float16 or
     bfloat16), subnormals included. Beyond the largest finite value the result is a power of
-    two that a later cast turns into +-inf; NaN, +-inf and signed zeros pass unchanged."""
+    two that a later cast turns into +-inf (+-inf itself next to the float64 maximum); NaN,
+    +-inf and signed zeros pass unchanged."""
     bits, min_exp = _PRECISION[carried]
     _, exp = np.frexp(x)
     exp = np.maximum(exp, min_exp)  # below the normal range the spacing stays fixed
-    return np.ldexp(np.round(np.ldexp(x, bits - exp)), exp - bits)
+    # Rounding up next to the float64 maximum gives 2**1024: +-inf, as the cast would; not a
+    # RuntimeWarning (with warnings as errors, that would turn a valid input into an error).
+    with np.errstate(over="ignore"):
+        return np.ldexp(np.round(np.ldexp(x, bits - exp)), exp - bits)
 
 
 def bridge_ops() -> tuple[BridgeOp, ...]:
