@@ -65,7 +65,7 @@ its bookkeeping says they exist (a submitted task would wait forever), a lock ma
 a thread that no longer exists, and an inner session's allocator may have been locked by one.
 :func:`_after_fork_in_child`, registered with ``os.register_at_fork``, therefore gives the
 child a new lock, no pool (the next use starts a fresh one) and no inner sessions (the next
-use builds fresh ones). The parent's objects are kept referenced, never destroyed, in the
+use builds fresh ones); it is registered when the first of them is created, not on import. The parent's objects are kept referenced, never destroyed, in the
 child: their destructors would join threads or take locks that do not exist there.
 """
 
@@ -120,6 +120,7 @@ def pool() -> ThreadPoolExecutor | None:
             return None
         with _lock:
             if _pool is None:
+                _watch_fork()
                 _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ortops-worker")
     return _pool
 
@@ -147,6 +148,7 @@ def inner_session(key: Hashable, model: Callable[[], bytes]):
         with _lock:
             session = _sessions.get(key)
             if session is None:
+                _watch_fork()
                 session = _sessions[key] = _new_session(model())
     return session
 
@@ -262,5 +264,14 @@ def _after_fork_in_child() -> None:
     _sessions = {}
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+_fork_hook = False
+
+
+def _watch_fork() -> None:
+    """Register :func:`_after_fork_in_child` once, when the first resource is created (not on
+    import: importing ortops has no side effects). Called with ``_lock`` held."""
+    global _fork_hook
+    if not _fork_hook and hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+    _fork_hook = True
