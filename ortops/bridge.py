@@ -50,8 +50,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import dtypes
-from .errors import OpError
+from . import dtypes, runtime
+from .errors import OpError, truncated
 from .ops import OPS
 from .ops.spec import OpSpec
 
@@ -110,11 +110,15 @@ _PRECISION = {"float16": (11, -13), "bfloat16": (8, -125)}
 def round_to_precision(x: np.ndarray, carried: str) -> np.ndarray:
     """float64 ``x`` rounded once, half to even, to the values of ``carried`` (float16 or
     bfloat16), subnormals included. Beyond the largest finite value the result is a power of
-    two that a later cast turns into +-inf; NaN, +-inf and signed zeros pass unchanged."""
+    two that a later cast turns into +-inf (+-inf itself next to the float64 maximum); NaN,
+    +-inf and signed zeros pass unchanged."""
     bits, min_exp = _PRECISION[carried]
     _, exp = np.frexp(x)
     exp = np.maximum(exp, min_exp)  # below the normal range the spacing stays fixed
-    return np.ldexp(np.round(np.ldexp(x, bits - exp)), exp - bits)
+    # Rounding up next to the float64 maximum gives 2**1024: +-inf, as the cast would; not a
+    # RuntimeWarning (with warnings as errors, that would turn a valid input into an error).
+    with np.errstate(over="ignore"):
+        return np.ldexp(np.round(np.ldexp(x, bits - exp)), exp - bits)
 
 
 def bridge_ops() -> tuple[BridgeOp, ...]:
@@ -218,7 +222,9 @@ def capture_errors() -> Iterator[list[OpError]]:
     """Collect the op errors raised on this thread while the block runs.
 
     Yields the list that the hook appends :class:`OpError` objects to. While no capture is
-    active on a thread, errors from that thread's op calls are logged instead.
+    active on a thread, errors from that thread's op calls are logged instead. An interrupt
+    that reached an op inside the block (Ctrl-C's ``KeyboardInterrupt``, a ``SystemExit`` from
+    a signal handler) is raised again when the block ends.
     """
     errors: list[OpError] = []
     stack = _stack()
@@ -227,6 +233,21 @@ def capture_errors() -> Iterator[list[OpError]]:
         yield errors
     finally:
         stack.pop()
+        _raise_pending_interrupt()
+
+
+def _raise_pending_interrupt() -> None:
+    interrupt = getattr(_local, "interrupt", None)
+    if interrupt is None:
+        return
+    _local.interrupt = None
+    try:
+        if isinstance(interrupt, runtime.Interrupt):
+            runtime.deliver(interrupt.signum)  # the original handler: KeyboardInterrupt, SystemExit...
+        else:
+            raise interrupt
+    finally:
+        del interrupt  # no reference cycle through this frame
 
 
 def _report(error: OpError) -> None:
@@ -237,10 +258,38 @@ def _report(error: OpError) -> None:
         logger.error("%s (the op returned empty outputs)", error)
 
 
-def _as_op_error(kernel: _Kernel, exc: BaseException) -> OpError:
+def _interrupted(exc: BaseException) -> None:
+    """An interrupt reached an op: keep it for the capture, or have it delivered again."""
+    if _stack():
+        if getattr(_local, "interrupt", None) is None:
+            _local.interrupt = exc
+        return
+    signum = exc.signum if isinstance(exc, runtime.Interrupt) else None
+    if signum is None and isinstance(exc, KeyboardInterrupt):
+        import signal
+
+        signum = signal.SIGINT
+    if signum is not None:
+        runtime.redeliver(signum)
+    else:
+        logger.error("%s raised inside an op cannot be re-raised on the raw path (the op returned empty outputs)",
+                     type(exc).__name__)
+
+
+def _as_op_error(kernel: _Kernel, exc: Exception) -> OpError:
     if isinstance(exc, OpError):
         return exc
     return OpError(kernel.op.opdef.op_type, f"internal error {type(exc).__name__}: {exc}", kind="internal")
+
+
+def _detached(exc: BaseException) -> BaseException:
+    """``exc`` without its traceback, context and cause: the frames they reach hold the
+    call's input arrays, which a kept error would otherwise keep alive (and, through the
+    frame of the hook, in a reference cycle only the garbage collector frees)."""
+    exc.__traceback__ = None
+    exc.__context__ = None
+    exc.__cause__ = None
+    return exc
 
 
 def _pack(k_id: int, outputs: Sequence[np.ndarray]) -> tuple:
@@ -250,18 +299,31 @@ def _pack(k_id: int, outputs: Sequence[np.ndarray]) -> tuple:
     return tuple(packed)
 
 
+@runtime.bridge_code
 def _hook(k_id, feed, attributes):
-    """The bridge's entry point. Never raises."""
+    """The bridge's entry point. Never raises.
+
+    An ``Exception`` becomes an :class:`OpError` (reported, see :func:`capture_errors`); any
+    other ``BaseException`` (an interrupt) is kept and re-delivered once control is back in
+    Python (:func:`_interrupted`). Either way the op returns empty outputs.
+    """
     kernel = _kernels.get(k_id)
     if kernel is None:
         return _foreign_call(k_id, feed, attributes)
     try:
-        return _pack(k_id, kernel(feed, attributes))
-    except BaseException as exc:  # noqa: BLE001 - nothing may reach the bridge (it aborts)
-        _report(_as_op_error(kernel, exc))
-        return _pack(k_id, kernel.empty_outputs())
+        runtime.kernel_started()
+        try:
+            return _pack(k_id, kernel(feed, attributes))
+        finally:
+            runtime.kernel_finished()
+    except Exception as exc:  # noqa: BLE001 - nothing may reach the bridge (it aborts)
+        _report(_detached(_as_op_error(kernel, exc)))
+    except BaseException as exc:  # noqa: BLE001 - an interrupt: delivered again later, never lost
+        _interrupted(_detached(exc))
+    return _pack(k_id, kernel.empty_outputs())
 
 
+@runtime.bridge_code
 def _foreign_call(k_id, feed, attributes):
     """A PyOp registered by someone else: run the library's own hook, but never let it raise."""
     try:
@@ -269,7 +331,11 @@ def _foreign_call(k_id, feed, attributes):
     except BaseException as exc:  # noqa: BLE001
         from onnxruntime_extensions import _ocos
 
-        logger.error("PyOp id %s raised %s: %s (returned empty outputs)", k_id, type(exc).__name__, exc)
+        if isinstance(exc, Exception):
+            logger.error("PyOp id %s raised %s: %s (returned empty outputs)", k_id, type(exc).__name__,
+                         truncated(str(exc)))
+        else:
+            _interrupted(_detached(exc))
         opdef = _ocos.Opdef._odlist.get(k_id)
         types = opdef._nativedef.output_types if opdef is not None else []
         by_code = {dtypes.bridge_code(t): t.numpy for t in dtypes.ELEMENT_TYPES if t.bridge}
@@ -307,6 +373,26 @@ def register() -> None:
         _fallback_hook = _ocos._on_pyop_invocation
         PyCustomOpDef.install_hooker(_hook)
         _registered = True
+
+
+def probe_model() -> bytes:
+    """A one-node model of ortops' first registration, for session creation only (it is never
+    run): creating a session of it tells whether session options hold ortops' ops."""
+    from onnx import helper
+
+    op = bridge_ops()[0]
+    inputs, outputs = op.signatures[0]
+    attrs = {a.name: 0 if a.kind == "int" else "" for a in op.opdef.attrs if a.name not in dict(op.fixed_attrs)}
+    if op.carries_node_name:
+        attrs[NODE_NAME_ATTR] = ""
+    node = helper.make_node(op.op_type, [f"in{i}" for i in range(len(inputs))],
+                            [f"out{i}" for i in range(len(outputs))], domain=op.domain, **attrs)
+    graph = helper.make_graph(
+        [node], "ortops_probe",
+        [helper.make_tensor_value_info(f"in{i}", t.onnx, None) for i, t in enumerate(inputs)],
+        [helper.make_tensor_value_info(f"out{i}", t.onnx, None) for i, t in enumerate(outputs)])
+    opsets = [helper.make_opsetid("", 13), helper.make_opsetid(op.domain, 1)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=8).SerializeToString()
 
 
 def library_path() -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["OpError", "KINDS"]
+__all__ = ["OpError", "KINDS", "truncated", "MESSAGE_LIMIT"]
 
 #: What an :class:`OpError` is about, machine-readable (``OpError.kind``).
 KINDS = {
@@ -19,6 +19,18 @@ KINDS = {
     "invalid": "any other invalid input",
 }
 
+#: Longest text an error message quotes from a value (an attribute, a node name, another
+#: error's message); longer text keeps its head and tail around a count of what was cut.
+MESSAGE_LIMIT = 1000
+
+
+def truncated(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text``, or its head and tail with ``...[N characters omitted]...`` between them."""
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]}...[{len(text) - 2 * keep:,} characters omitted]...{text[-keep:]}"
+
 
 class OpError(ValueError):
     """A bad input, attribute or model for one of ortops' operators.
@@ -26,6 +38,9 @@ class OpError(ValueError):
     The message names the op type, the node (when it has a name), the bad value and
     the valid range, for example ``TopK node 'top': k=5 is outside [1, 4] for axis 1
     of shape (3, 4)``.
+
+    Long values are shortened in the message (:func:`truncated`): a 50 MB attribute gives a
+    message of about 1,000 characters, not 50 MB.
 
     Attributes
     ----------
@@ -44,11 +59,11 @@ class OpError(ValueError):
         if kind not in KINDS:
             raise ValueError(f"OpError kind {kind!r} is not one of {sorted(KINDS)}")
         self.op_type = op_type
-        self.detail = detail
+        self.detail = truncated(detail)
         self.node_name = node_name or None
         self.kind = kind
-        where = f"{op_type} node {self.node_name!r}" if self.node_name else op_type
-        super().__init__(f"{where}: {detail}")
+        where = f"{op_type} node {truncated(repr(self.node_name))}" if self.node_name else op_type
+        super().__init__(f"{where}: {self.detail}")
 
     def __reduce__(self):
         return (_rebuild, (self.op_type, self.detail, self.node_name, self.kind))

@@ -8,7 +8,7 @@ from typing import Sequence
 import onnx
 from onnx import TensorProto, helper
 
-from . import bridge, dtypes
+from . import bridge, dtypes, runtime
 from .builder.schemas import SCHEMA_VERSION, register_schemas
 from .errors import OpError
 from .graph import check_node, graphs, load_model
@@ -233,16 +233,68 @@ def session_options(sess_options=None):
     ever a plausible wrong answer. Models straight from :mod:`ortops.builder` run as they
     are with ``index_element_type="i32"``; pass a model through :func:`prepare_model` for
     ``"i64"`` indices, float16/bfloat16 and node names in errors.
+
+    Options that already loaded the onnxruntime-extensions library (the user's own
+    ``register_custom_ops_library(onnxruntime_extensions.get_library_path())``) are used as
+    they are: loading it twice fails session creation ("Conflicting with a registered
+    kernel"). ``SessionOptions`` does not tell which libraries it holds, so a probe session
+    of one of the library's own ops is created with the options (about 1 ms when the
+    library is absent; profiling, ``optimized_model_filepath`` and logging are switched off
+    for the probe and restored). The library takes the PyOps registered when it is loaded:
+    options that loaded it before :func:`ortops.register` raise ``ValueError``.
+
+    Called on the main thread, it also wraps the Python handlers of SIGINT (and SIGTERM,
+    ... when set) so that an interrupt during an op is delivered again once ``run`` returns
+    instead of aborting the process (:mod:`ortops.runtime`, Signals).
     """
     import onnxruntime as ort
 
     bridge.register()
     options = sess_options if sess_options is not None else ort.SessionOptions()
     if not _already_registered(options):
-        options.register_custom_ops_library(bridge.library_path())
+        if sess_options is None or not _holds_extensions_library(options):
+            options.register_custom_ops_library(bridge.library_path())
         options.add_session_config_entry(_CONFIG_KEY, "1")
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    runtime.guard_signals()
     return options
+
+
+def _holds_extensions_library(options) -> bool:
+    """Whether ``options`` already loaded the onnxruntime-extensions library.
+
+    Probes: a session of one of the library's own ops (``ai.onnx.contrib::StringUpper``),
+    then one of ortops' ops. The library takes the PyOps registered when it is loaded, so
+    options that loaded it before :func:`ortops.register` lack ortops' ops, and loading it
+    again would conflict: that is refused with a ``ValueError`` saying what to do.
+    """
+    graph = helper.make_graph(
+        [helper.make_node("StringUpper", ["x"], ["y"], domain="ai.onnx.contrib")], "ortops_probe",
+        [helper.make_tensor_value_info("x", TensorProto.STRING, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.STRING, [1])])
+    probe = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                    helper.make_opsetid("ai.onnx.contrib", 1)], ir_version=8)
+    if not _creates_session(probe.SerializeToString(), options):
+        return False
+    if not _creates_session(bridge.probe_model(), options):
+        raise ValueError("these session options loaded the onnxruntime-extensions library before ortops registered "
+                         "its ops, and loading it twice makes session creation fail; call ortops.register() before "
+                         "register_custom_ops_library(), or pass options without the library")
+    return True
+
+
+def _creates_session(model: bytes, options) -> bool:
+    import onnxruntime as ort
+
+    saved = (options.log_severity_level, options.enable_profiling, options.optimized_model_filepath)
+    options.log_severity_level, options.enable_profiling, options.optimized_model_filepath = 4, False, ""
+    try:
+        ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        return True
+    except Exception:  # noqa: BLE001 - "not a registered function/op"
+        return False
+    finally:
+        options.log_severity_level, options.enable_profiling, options.optimized_model_filepath = saved
 
 
 def _already_registered(options) -> bool:
@@ -307,17 +359,29 @@ class InferenceSession:
 
     @staticmethod
     def _captured(run, *args):
+        """``run(*args)``; an op's error as OpError, an interrupt as itself (capture_errors).
+
+        A raised error must not keep the inputs alive: this frame drops ``args`` first, and
+        ORT's exception (the cause) loses its traceback, whose frames hold the feed. The
+        locals that point at the error are deleted, so no reference cycle waits for the
+        garbage collector.
+        """
         failure = None
         with bridge.capture_errors() as errors:
             try:
                 outputs = run(*args)
             except Exception as exc:  # noqa: BLE001 - re-raised below, after our own errors
-                failure = exc
-        if errors:
-            raise errors[0] from failure
-        if failure is not None:
-            raise failure
-        return outputs
+                failure = exc.with_traceback(None) if errors else exc
+            finally:
+                args = None
+        try:
+            if errors:
+                raise errors[0] from failure
+            if failure is not None:
+                raise failure
+            return outputs
+        finally:
+            del errors, failure
 
     def __getattr__(self, name):
         return getattr(self._session, name)

@@ -1,7 +1,8 @@
 """Fast top-k selection along one axis, exact for every numeric type and for NaN.
 
 The selection runs in ORT's own built-in TopK-11 kernel, called from inside the PyOp through
-a small cached ``onnxruntime.InferenceSession``: NumPy's ``argpartition`` is about 20x slower
+a small cached single-threaded ``onnxruntime.InferenceSession`` of :mod:`ortops.runtime`
+(large inputs are split across the runtime's threads): NumPy's ``argpartition`` is about 20x slower
 on [64, 32000] k=50 (see the README's Performance section). Three things make the built-in exact for ortops' semantics:
 
 * **Ties.** TopK-11 with ``sorted=1`` puts the lower index first among equal values, which is
@@ -12,49 +13,38 @@ on [64, 32000] k=50 (see the README's Performance section). Three things make th
 * **NaN.** ORT's comparator is undefined with NaN (ORT 1.31: [inf, 3, 1, nan]). A float input
   whose maximum is NaN is mapped to integer keys that implement ortops' total order:
   -inf < ... < -0.0 == +0.0 < ... < +inf < NaN (all NaNs equal). The check costs one
-  reduction (0.25 ms on [64, 32000]), run beside the selection on large inputs (see
-  :data:`OVERLAP_SIZE`); only inputs holding NaN pay for the keys.
+  reduction (0.25 ms on [64, 32000]), run per block of slices on the runtime's threads (see
+  :data:`PARALLEL_MIN`); only blocks holding NaN pay for the keys.
 """
 
 from __future__ import annotations
 
 import math
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, runtime
 
 __all__ = ["top_k_indices"]
 
 # The types ORT's CPU TopK-11 implements (1.31 and 1.32: uint16, uint32 and uint64 are NOT_IMPLEMENTED;
 # widening them is exact whether or not a later release adds them).
 _NATIVE = {np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8, np.int16, np.int32, np.int64)}
-_sessions: dict[tuple[int, int, int, bool], object] = {}
-_sessions_lock = threading.Lock()
 
 
 def _session(elem_type: int, largest: int, rank: int, by_index: bool = False):
-    key = (elem_type, largest, rank, by_index)
-    session = _sessions.get(key)
-    if session is None:
-        with _sessions_lock:
-            session = _sessions.get(key)
-            if session is None:
-                session = _sessions[key] = _make_session(elem_type, largest, rank, by_index)
-    return session
+    key = ("selection", elem_type, largest, rank, by_index)
+    return runtime.inner_session(key, lambda: _make_session(elem_type, largest, rank, by_index))
 
 
-def _make_session(elem_type: int, largest: int, rank: int, by_index: bool):
-    """TopK-11 along axis 1 of a rank-2 [outer, dim] or rank-3 [outer, dim, inner] tensor.
+def _make_session(elem_type: int, largest: int, rank: int, by_index: bool) -> bytes:
+    """The serialised model of TopK-11 along axis 1 of a rank-2 [outer, dim] or rank-3 [outer, dim, inner] tensor.
 
     Rank 2 keeps the selection axis innermost, where ORT's TopK takes its fast path (about
     2x faster than the same data viewed as [outer, dim, 1]). With ``by_index`` the selected
     elements are re-ordered by ascending index in the same run: a second TopK (smallest) on
     the k indices, and GatherElements of the values.
     """
-    import onnxruntime as ort
     from onnx import TensorProto, helper
 
     nodes = [helper.make_node("TopK", ["x", "k"], ["by_value", "by_value_indices"], axis=1, largest=largest, sorted=1)]
@@ -78,9 +68,7 @@ def _make_session(elem_type: int, largest: int, rank: int, by_index: bool):
         ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return model.SerializeToString()
 
 
 def _float_keys(x: np.ndarray) -> np.ndarray:
@@ -102,8 +90,10 @@ def _has_nan(x: np.ndarray) -> bool:
 
 
 def _comparable(x: np.ndarray) -> tuple[np.ndarray, bool]:
-    """An integer tensor of a type ORT's TopK takes, with the same order as ``x``, and whether
-    its values differ from ``x``'s (then values are gathered back from ``x``)."""
+    """A tensor of a type ORT's TopK takes, with the same order as ``x`` (NaN: ortops' order),
+    and whether its values differ from ``x``'s (then values are gathered back from ``x``)."""
+    if x.dtype.kind == "f":
+        return (_float_keys(x), True) if _has_nan(x) else (x, False)  # ORT's comparator is undefined with NaN
     if x.dtype in _NATIVE:
         return x, False
     if x.dtype == np.uint16:
@@ -131,82 +121,83 @@ def top_k_indices(x: np.ndarray, k: int, axis: int, largest: bool,
         return np.empty(out_shape, x.dtype), np.empty(out_shape, np.int64)
     layout = (outer, shape[axis]) if inner == 1 else (outer, shape[axis], inner)
     x3 = np.ascontiguousarray(x).reshape(layout)
-    select = _select_float if x.dtype.kind == "f" else _select_integer
-    values, indices = select(x3, np.array([k], np.int64), int(largest), by_index)
+    values, indices = _select(x3, np.array([k], np.int64), int(largest), by_index)
     return values.reshape(out_shape), indices.reshape(out_shape)
 
 
-#: A single slice at least this long is cut into :data:`CHUNKS` rows (see :func:`_run`).
+#: A single slice at least this long is cut into :data:`CHUNKS` rows (see :func:`_select`).
 CHUNK_MIN = 1 << 17
 CHUNKS = 2
+#: Inputs of at least this many elements are split into blocks of whole slices, selected
+#: in parallel: one block per thread of :mod:`ortops.runtime`, and at least this many
+#: elements per block.
+PARALLEL_MIN = 1 << 16
 
 
-def _run(x: np.ndarray, k: np.ndarray, largest: int, by_index: bool) -> list[np.ndarray]:
-    """ORT's TopK-11 along axis 1 of ``x`` ([outer, dim] or [outer, dim, inner]).
+def _select(x: np.ndarray, k: np.ndarray, largest: int, by_index: bool,
+            comparable: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The selection along axis 1 of ``x`` ([outer, dim] or [outer, dim, inner]).
 
-    ORT parallelises TopK over slices only, so one long slice runs on one core. Such a slice
-    is cut into :data:`CHUNKS` rows whose top k are selected in parallel; the candidates are
-    then merged by (value, index). Exact: each chunk's top k holds every element of the chunk
-    that is in the overall top k, under the same lower-index-first tie rule.
+    ``comparable``: ``x`` is known to be of a type ORT's TopK takes and free of NaN.
+
+    The inner sessions are single-threaded (:mod:`ortops.runtime`). A large input is split
+    into blocks of whole slices, which run on the runtime's threads at once (ORT releases the
+    GIL); each block is checked for NaN and mapped on its own thread too. Exact: slices are
+    independent. One long slice goes to :func:`_select_long_slice`.
     """
     n = x.shape[1]
     if x.ndim == 2 and x.shape[0] == 1 and n >= CHUNK_MIN and int(k[0]) <= n // CHUNKS:
-        return _run_chunked(x[0], int(k[0]), largest, by_index)
-    session = _session(dtypes.from_numpy(x.dtype).onnx, largest, x.ndim, by_index)
-    return session.run(None, {"x": x, "k": k})
+        return _select_long_slice(x[0], int(k[0]), largest, by_index)
+    axis = 0 if x.shape[0] > 1 or x.ndim == 2 else 2  # split the outer slices, else the inner ones
+    parts = min(runtime.worker_count() + 1, x.shape[axis], x.size // PARALLEL_MIN)
+    if parts < 2:
+        return _select_block(x, k, largest, by_index, comparable)
+    blocks = [np.ascontiguousarray(b) for b in np.array_split(x, parts, axis=axis)]
+    results = runtime.parallel_map(lambda block: _select_block(block, k, largest, by_index, comparable), blocks)
+    return tuple(np.concatenate([r[i] for r in results], axis=axis) for i in range(2))
 
 
-def _run_chunked(row: np.ndarray, k: int, largest: int, by_index: bool) -> list[np.ndarray]:
+def _select_block(x: np.ndarray, k: np.ndarray, largest: int, by_index: bool,
+                  comparable: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    keys, mapped = (x, False) if comparable else _comparable(x)
+    session = _session(dtypes.from_numpy(keys.dtype).onnx, largest, x.ndim, by_index)
+    values, indices = session.run(None, {"x": keys, "k": k})
+    if mapped:
+        values = np.take_along_axis(x, indices, axis=1)
+    return values, indices
+
+
+def _select_long_slice(row: np.ndarray, k: int, largest: int, by_index: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The selection in one long slice (ORT parallelises TopK over slices only).
+
+    The slice is cut into :data:`CHUNKS` rows whose top k are selected in parallel; the
+    candidates are then merged by (value, index). Exact: each chunk's top k holds every
+    element of the chunk that is in the overall top k, under the same lower-index-first tie
+    rule.
+    """
     length = row.size // CHUNKS
     body = CHUNKS * length
-    session = _session(dtypes.from_numpy(row.dtype).onnx, largest, 2, False)
-    values, indices = session.run(None, {"x": row[:body].reshape(CHUNKS, length), "k": np.array([k], np.int64)})
+    if row.dtype.kind == "f":
+        # Each chunk is checked for NaN on its own thread (_select_block) and selected exactly.
+        # Without NaN among the candidates, merging them by value is exact too.
+        comparable, mapped = row, False
+        values, indices = _select(row[:body].reshape(CHUNKS, length), np.array([k], np.int64), largest, False)
+        if _has_nan(np.concatenate([values.reshape(-1), row[body:]])):
+            comparable, mapped = _float_keys(row), True  # select again by keys, merged by key
+            values, indices = _select(comparable[:body].reshape(CHUNKS, length), np.array([k], np.int64),
+                                      largest, False, comparable=True)
+    else:
+        comparable, mapped = _comparable(row)
+        values, indices = _select(comparable[:body].reshape(CHUNKS, length), np.array([k], np.int64), largest,
+                                  False, comparable=True)
     indices += (np.arange(CHUNKS, dtype=np.int64) * length)[:, None]  # chunk-local -> row positions
-    values = np.concatenate([values.reshape(-1), row[body:]])  # the tail (< CHUNKS elements) joins too
+    values = np.concatenate([values.reshape(-1), comparable[body:]])  # the tail (< CHUNKS elements) joins too
     indices = np.concatenate([indices.reshape(-1), np.arange(body, row.size, dtype=np.int64)])
     # Only integers and NaN-free floats get here; ~v and -v reverse the order without overflow.
     key = (~values if values.dtype.kind in "iu" else -values) if largest else values
     order = np.lexsort((indices, key))[:k]
     if by_index:
         order = order[np.argsort(indices[order], kind="stable")]
-    return [values[order].reshape(1, k), indices[order].reshape(1, k)]
-
-
-#: From this many elements on, the NaN check runs on a worker thread while ORT selects.
-#: Measured with scripts/soak.py (3000 runs of [64, 32000], bad calls mixed in): checking
-#: first let the process's peak memory creep in 8 MB steps (one input copy of the bridge),
-#: 23-47 MiB after warm-up and bounded (48 MiB after 6000 runs); overlapped, it stayed flat
-#: (0.02 MiB) in every run. Pinning glibc's mmap threshold, one malloc arena, or no ORT arena
-#: in the inner sessions did not change the serial variant, so the mechanism is not pinned
-#: down. Speed: overlapped 1.59 ms vs serial 1.51 ms on a quiet machine, faster under load.
-OVERLAP_SIZE = 1 << 20
-_pool_instance: ThreadPoolExecutor | None = None
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _pool_instance
-    if _pool_instance is None:
-        with _sessions_lock:
-            if _pool_instance is None:
-                _pool_instance = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ortops-nan-check")
-    return _pool_instance
-
-
-def _select_float(x: np.ndarray, k: np.ndarray, largest: int, by_index: bool) -> tuple[np.ndarray, np.ndarray]:
-    if x.size >= OVERLAP_SIZE:
-        nan_check = _pool().submit(_has_nan, x)
-        selected = _run(x, k, largest, by_index)
-        if not nan_check.result():
-            return selected
-    elif not _has_nan(x):
-        return _run(x, k, largest, by_index)
-    _, indices = _run(_float_keys(x), k, largest, by_index)  # ORT's comparator is undefined with NaN
-    return np.take_along_axis(x, indices, axis=1), indices
-
-
-def _select_integer(x: np.ndarray, k: np.ndarray, largest: int, by_index: bool) -> tuple[np.ndarray, np.ndarray]:
-    comparable, mapped = _comparable(x)
-    values, indices = _run(comparable, k, largest, by_index)
-    if mapped:
-        values = np.take_along_axis(x, indices, axis=1)
+    indices = indices[order].reshape(1, k)
+    values = row[indices[0]].reshape(1, k) if mapped else values[order].reshape(1, k)
     return values, indices

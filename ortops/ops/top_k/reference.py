@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -101,6 +102,12 @@ def top_k(
 
 
 def _top_k(data: np.ndarray, k: int, axis: int, mode: str, sort: str, index_dtype: np.dtype) -> TopKResult:
+    # NumPy sorts along an axis of an array of at most 32 dimensions (a RuntimeError above):
+    # work on the [outer, dim, inner] view, the same slices along axis 1, for every rank.
+    shape = data.shape
+    data = data.reshape(math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :]))
+    axis, out_shape = 1, shape[:axis] + (k,) + shape[axis + 1 :]
+
     # Dense rank of every element in ortops' total order. np.unique sorts NaN last and merges
     # all NaNs (equal_nan=True); -0.0 and +0.0 compare equal, so they share a rank. The ranks
     # compare exactly like the values, for every dtype, without any conversion.
@@ -115,4 +122,4 @@ def _top_k(data: np.ndarray, k: int, axis: int, mode: str, sort: str, index_dtyp
         selected = np.sort(selected, axis=axis)
 
     values = np.take_along_axis(data, selected, axis=axis)
-    return TopKResult(values, selected.astype(index_dtype))
+    return TopKResult(values.reshape(out_shape), selected.astype(index_dtype).reshape(out_shape))

@@ -1,0 +1,277 @@
+"""ortops' process-wide resources: the inner ORT sessions and the one worker pool.
+
+Everything ortops keeps for the life of a process, apart from the bridge's registrations
+(:mod:`ortops.bridge`), lives here. onnxruntime is imported only when the first inner
+session is built, never on import.
+
+The resources
+-------------
+**Inner sessions** (:func:`inner_session`). Kernels hand work to ORT's own built-in ops
+(:mod:`ortops.kernels.selection`: TopK-11) through small ``onnxruntime.InferenceSession``
+objects, cached by a key (one per element type, mode, rank and order: at most a few dozen).
+Each is created with ``intra_op_num_threads=1`` and ``inter_op_num_threads=1``: ORT then
+starts **no** thread for it, and the work runs on the calling thread. Without this, every
+inner session owned an intra-op pool of its own (one thread per core): dozens of idle,
+spinning threads that ignored the user's threading settings.
+
+**The worker pool** (:func:`pool`, :func:`parallel_map`). One ``ThreadPoolExecutor`` for the
+whole process, created on first use, with :func:`worker_count` threads: the number of CPUs
+this process may run on, minus one (the caller works too), at most 15; the environment
+variable ``ORTOPS_NUM_THREADS`` sets the total instead (``1``: no worker thread at all, all
+work on the calling thread). Large selections are split into row blocks that run on the
+pool and the caller at once; ORT releases the GIL while it runs, so they run in parallel.
+Tasks on the pool never wait for other pool tasks, so a full pool only queues work.
+
+So ortops adds at most ``worker_count()`` threads to a process, whatever it runs.
+ORT's own global thread pool (``set_global_thread_pool_sizes``, ``use_per_session_threads``)
+was not used: it is reachable only through ``onnxruntime.capi._pybind_state`` and must be
+configured before ORT's environment exists, which a user's own session has usually created
+already.
+
+Threads
+-------
+:func:`inner_session` and :func:`pool` may be called from any thread: creation happens
+under one lock, lookups are lock-free dict reads. An ORT session's ``run`` may be called
+from several threads at once, so one inner session serves every thread.
+
+Signals
+-------
+A Python signal handler runs on the main thread, between two bytecodes of whatever Python
+code runs there - which may be ortops' bridge hook, called by ORT from C++. An exception
+that leaves the hook (a ``KeyboardInterrupt`` from Ctrl-C, a ``SystemExit`` from a SIGTERM
+handler) aborts the process, and one caught there must not be lost. So
+:func:`guard_signals` (called by ``ortops.session_options``, i.e. for every ortops session,
+on the main thread) wraps the Python handlers of SIGINT and of SIGTERM, SIGHUP, SIGALRM,
+SIGUSR1 and SIGUSR2 when they have one. The wrapper calls the original handler unless the
+main thread is inside the bridge (:func:`bridge_code`); there it
+
+* raises :class:`Interrupt` when a kernel is running (:func:`kernel_started`): the op stops
+  and returns empty outputs, and the bridge re-delivers the signal - through
+  ``ortops.capture_errors`` (and so ``InferenceSession.run``) as soon as ``run`` returns,
+  by calling the original handler; on the raw path by :func:`redeliver`;
+* otherwise leaves the signal pending and :func:`redeliver` sends it again once the main
+  thread has left the bridge.
+
+:func:`redeliver` uses a short-lived thread that waits (1 ms steps) until the main thread's
+Python stack holds no bridge frame, then sends the signal to the main thread again
+(``signal.pthread_kill``). A handler installed after the last ortops session was created
+replaces the wrapper; the next ``session_options`` call wraps it again.
+
+Fork
+----
+``os.fork`` (``multiprocessing``'s default start method on Linux before Python 3.14) copies
+the memory but only the forking thread. In the child, a pool's worker threads are gone while
+its bookkeeping says they exist (a submitted task would wait forever), a lock may be held by
+a thread that no longer exists, and an inner session's allocator may have been locked by one.
+:func:`_after_fork_in_child`, registered with ``os.register_at_fork``, therefore gives the
+child a new lock, no pool (the next use starts a fresh one) and no inner sessions (the next
+use builds fresh ones); it is registered when the first of them is created, not on import. The parent's objects are kept referenced, never destroyed, in the
+child: their destructors would join threads or take locks that do not exist there.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Hashable, Sequence, TypeVar
+
+__all__ = ["inner_session", "pool", "parallel_map", "worker_count", "THREADS_ENV", "Interrupt", "guard_signals",
+           "bridge_code", "kernel_started", "kernel_finished", "redeliver", "deliver"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: The environment variable that sets the total number of threads ortops works with
+#: (the caller included); read when the pool is first created.
+THREADS_ENV = "ORTOPS_NUM_THREADS"
+_MAX_WORKERS = 15
+
+_lock = threading.Lock()
+_sessions: dict[Hashable, object] = {}
+_pool: ThreadPoolExecutor | None = None
+_abandoned: list = []  # the parent's pool and sessions, in a forked child: never destroyed
+
+
+def worker_count() -> int:
+    """Worker threads of the pool: ``ORTOPS_NUM_THREADS - 1``, or the usable CPUs - 1 (at most 15)."""
+    configured = os.environ.get(THREADS_ENV, "").strip()
+    if configured:
+        try:
+            return max(int(configured), 1) - 1
+        except ValueError:
+            pass  # an unparsable value falls back to the default
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return min(max(cpus - 1, 0), _MAX_WORKERS)
+
+
+def pool() -> ThreadPoolExecutor | None:
+    """The process's one worker pool, or None when :func:`worker_count` is 0."""
+    global _pool
+    if _pool is None:
+        workers = worker_count()
+        if workers == 0:
+            return None
+        with _lock:
+            if _pool is None:
+                _watch_fork()
+                _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ortops-worker")
+    return _pool
+
+
+def parallel_map(function: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``[function(item) for item in items]``, the first item on the calling thread and the
+    others on the pool at the same time. ``function`` must not wait for pool tasks itself."""
+    executor = pool() if len(items) > 1 else None
+    if executor is None:
+        return [function(item) for item in items]
+    futures = [executor.submit(function, item) for item in items[1:]]
+    first = function(items[0])
+    return [first, *(future.result() for future in futures)]
+
+
+def inner_session(key: Hashable, model: Callable[[], bytes]):
+    """The cached single-threaded ``onnxruntime.InferenceSession`` for ``key``.
+
+    ``model`` builds the serialised model; it is called once per key (per process). The
+    session runs on the CPU provider, with ORT's warnings off (an inner session's inputs are
+    checked by the kernel that calls it) and no intra- or inter-op threads.
+    """
+    session = _sessions.get(key)
+    if session is None:
+        with _lock:
+            session = _sessions.get(key)
+            if session is None:
+                _watch_fork()
+                session = _sessions[key] = _new_session(model())
+    return session
+
+
+def _new_session(model: bytes):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+class Interrupt(BaseException):
+    """A signal that arrived while a kernel ran on the main thread: the kernel stops, the
+    signal is delivered again once the main thread is out of the bridge."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+_GUARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGALRM", "SIGUSR1", "SIGUSR2")
+                 if hasattr(signal, name))
+_bridge_codes: set = set()
+_state = threading.local()
+_originals: dict[int, Callable] = {}
+
+
+def bridge_code(function: Callable) -> Callable:
+    """Mark ``function`` as a bridge entry point: no exception may leave a frame of it."""
+    _bridge_codes.add(function.__code__)
+    return function
+
+
+def kernel_started() -> None:
+    """The calling thread now runs a kernel inside the bridge's ``try``: a signal may stop it."""
+    _state.in_kernel = True
+
+
+def kernel_finished() -> None:
+    _state.in_kernel = False
+
+
+def _in_bridge(frame) -> bool:
+    while frame is not None:
+        if frame.f_code in _bridge_codes:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _guard(signum: int, frame) -> None:
+    if _in_bridge(frame):
+        if getattr(_state, "in_kernel", False):
+            raise Interrupt(signum)
+        redeliver(signum)
+        return
+    deliver(signum, frame)
+
+
+def deliver(signum: int, frame=None) -> None:
+    """Run the handler the signal had before :func:`guard_signals` wrapped it."""
+    original = _originals.get(signum)
+    if callable(original):
+        original(signum, frame if frame is not None else sys._getframe(1))
+    elif signum == signal.SIGINT:
+        raise KeyboardInterrupt
+
+
+def redeliver(signum: int) -> None:
+    """Send ``signum`` to the main thread again once its Python stack is out of the bridge."""
+    main = threading.main_thread().ident
+
+    def wait_and_send() -> None:
+        for _ in range(60_000):  # at most a minute of 1 ms steps
+            frame = sys._current_frames().get(main)
+            if frame is None or not _in_bridge(frame):
+                break
+            time.sleep(0.001)
+        if hasattr(signal, "pthread_kill"):
+            signal.pthread_kill(main, signum)
+        else:  # pragma: no cover - Windows
+            import _thread
+
+            _thread.interrupt_main(signum)
+
+    threading.Thread(target=wait_and_send, name="ortops-redeliver", daemon=True).start()
+
+
+def guard_signals() -> None:
+    """Wrap the Python handlers of SIGINT (and SIGTERM, ... when they have one); see Signals.
+
+    Does nothing off the main thread (Python sets handlers on the main thread only).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in _GUARDED:
+        current = signal.getsignal(signum)
+        if current is _guard or not callable(current):
+            continue  # already wrapped, or SIG_DFL / SIG_IGN: not Python code, nothing to guard
+        _originals[signum] = current
+        signal.signal(signum, _guard)
+
+
+def _after_fork_in_child() -> None:
+    global _lock, _pool, _sessions
+    _abandoned.append((_pool, _sessions))
+    _lock = threading.Lock()
+    _pool = None
+    _sessions = {}
+
+
+
+_fork_hook = False
+
+
+def _watch_fork() -> None:
+    """Register :func:`_after_fork_in_child` once, when the first resource is created (not on
+    import: importing ortops has no side effects). Called with ``_lock`` held."""
+    global _fork_hook
+    if not _fork_hook and hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+    _fork_hook = True

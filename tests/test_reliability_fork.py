@@ -1,0 +1,102 @@
+"""Process-wide resources survive fork (ortops.runtime): a forked child computes, it never hangs.
+
+Each case runs in its own process: the parent runs a large float TopK, which uses the
+runtime's worker pool (the NaN check beside the selection, the row blocks), then forks with
+``multiprocessing``'s ``fork`` start method, and the child runs the same TopK again.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from child_process import run_child
+
+FORK_CASE = """
+import multiprocessing, sys
+import numpy as np
+from onnx import TensorProto
+import ortops
+from ortops import builder
+
+model = builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value", stable=1, k_shape=[1])
+session = ortops.InferenceSession(model)
+x = np.random.default_rng(0).random((64, 32000), dtype=np.float32)
+x[3, 7] = np.nan                        # the NaN path too, in the second call
+k = np.array([50])
+expected_values = -np.sort(-x[:, :], axis=-1)[:, :50]
+clean = np.nan_to_num(x, nan=0.5)
+values, _ = session.run(None, {"data": clean, "k": k})
+values_nan, _ = session.run(None, {"data": x, "k": k})
+
+
+def child(queue):
+    again, _ = session.run(None, {"data": clean, "k": k})           # the parent's session
+    fresh, indices = ortops.InferenceSession(model).run(None, {"data": x, "k": k})  # a new one
+    queue.put((again, fresh, indices))
+
+
+context = multiprocessing.get_context("fork")
+queue = context.Queue()
+process = context.Process(target=child, args=(queue,), daemon=True)
+process.start()
+try:
+    again, fresh, indices = queue.get(timeout=30)
+except Exception:
+    print("NO RESULT", flush=True)
+    process.kill()
+    sys.exit(3)
+process.join(30)
+print("child exit", process.exitcode)
+assert np.array_equal(again, values)
+assert np.array_equal(fresh, values_nan, equal_nan=True)
+assert np.isnan(fresh[3, 0]) and indices[3, 0] == 7
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("threads", ["", "1", "3"])
+def test_forked_child_runs_the_same_large_top_k(threads):
+    child = run_child(FORK_CASE, timeout=120, env={"ORTOPS_NUM_THREADS": threads})
+    assert child.status == 0, child.describe()
+    assert child.lines()[-2:] == ["child exit 0", "ok"], child.describe()
+
+
+def test_fork_from_a_busy_thread_pool():
+    """Fork while other threads are running ops: the child still gets a working runtime."""
+    child = run_child("""
+        import os, signal, sys, threading
+        import numpy as np
+        from onnx import TensorProto
+        import ortops
+        from ortops import builder
+
+        model = builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="min", sort="index", stable=1,
+                                    k_shape=[1])
+        session = ortops.InferenceSession(model)
+        x = np.random.default_rng(1).random((32, 40000), dtype=np.float32)
+        k = np.array([7])
+        expected, _ = session.run(None, {"data": x, "k": k})
+        stop = threading.Event()
+
+        def busy():
+            while not stop.is_set():
+                session.run(None, {"data": x, "k": k})
+
+        workers = [threading.Thread(target=busy) for _ in range(3)]
+        for w in workers:
+            w.start()
+        pids = []
+        for _ in range(3):
+            pid = os.fork()
+            if pid == 0:
+                signal.alarm(60)  # a hung grandchild must not outlive the test
+                values, _ = session.run(None, {"data": x, "k": k})
+                os._exit(0 if np.array_equal(values, expected) else 5)
+            pids.append(pid)
+        stop.set()
+        for w in workers:
+            w.join()
+        print([os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids])
+    """, timeout=120)
+    assert child.status == 0, child.describe()
+    assert child.lines()[-1] == "[0, 0, 0]", child.describe()

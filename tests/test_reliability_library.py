@@ -1,0 +1,50 @@
+"""Session options that already loaded the onnxruntime-extensions library work with ortops.
+
+Loading the library a second time into the same options makes session creation fail
+("Conflicting with a registered kernel"); ortops must load it once.
+"""
+
+from __future__ import annotations
+
+from child_process import run_child
+
+
+def test_options_that_already_loaded_the_extensions_library():
+    child = run_child("""
+import numpy as np
+import onnxruntime as ort
+import onnxruntime_extensions
+from onnx import TensorProto
+import ortops
+from ortops import builder
+
+options_loaded_too_early = ort.SessionOptions()  # the library takes the PyOps registered when it loads
+options_loaded_too_early.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+ortops.register()
+model = builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value", stable=1, k_shape=[1])
+feed = {"data": np.array([[1, 5, 3]], np.float32), "k": np.array([2])}
+
+def users_options():
+    options = ort.SessionOptions()
+    options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+    return options
+
+values, indices = ortops.InferenceSession(model, users_options()).run(None, feed)
+print(values.tolist(), indices.tolist())
+raw = ort.InferenceSession(model.SerializeToString(), ortops.session_options(users_options()),
+                           providers=["CPUExecutionProvider"])
+print(raw.run(None, feed)[0].tolist())
+options = users_options()                        # the same options, used twice
+ortops.InferenceSession(model, options)
+print(ortops.InferenceSession(model, options).run(None, feed)[0].tolist())
+plain = ort.SessionOptions()                     # options without the library still get it
+print(ortops.InferenceSession(model, plain).run(None, feed)[0].tolist())
+try:
+    ortops.InferenceSession(model, options_loaded_too_early)
+except ValueError as exc:
+    print("refused:", "ortops.register() before" in str(exc))
+""", timeout=120)
+    assert child.status == 0, child.describe()
+    assert child.lines()[-5:] == ["[[5.0, 3.0]] [[1, 2]]", "[[5.0, 3.0]]", "[[5.0, 3.0]]", "[[5.0, 3.0]]",
+                                  "refused: True"], \
+        child.describe()
