@@ -1,0 +1,22 @@
+"""``ortops compare``: run a model in ONNX Runtime, OpenVINO and the ONNX reference, and explain
+every difference down to the node.
+
+:func:`compare` returns the report (the schema of ``compare.json``); :func:`write_reports`
+writes ``compare.json``, ``compare.md`` and ``compare.html``. Modules: :mod:`.inputs` (the feed),
+:mod:`.model` (loading, exposing audited tensors), :mod:`.runtimes` (each runtime in a child
+process), :mod:`.outputs` (per-output comparison), :mod:`.audit` (the node audit),
+:mod:`.render` (the reports).
+"""
+
+from .inputs import InputError
+from .model import ModelError
+from .run import SCHEMA, compare, exit_status
+
+__all__ = ["SCHEMA", "compare", "exit_status", "InputError", "ModelError", "write_reports"]
+
+
+def write_reports(report: dict, out):
+    """Write ``compare.json``, ``compare.md`` and ``compare.html`` into ``out``; returns their paths."""
+    from .render import write_reports as _write
+
+    return _write(report, out)

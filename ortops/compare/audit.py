@@ -1,0 +1,281 @@
+"""The node audit: where two runtimes split inside the model, and why.
+
+Audited nodes: every node of the main graph whose ``(domain, op_type)`` has an :class:`Audit`
+(standard ``TopK``, ``ArgMax``, ``ArgMin``, ``ScatterElements``, ``ScatterND``) and every ortops
+node. Their tensors are exposed as graph outputs (:func:`ortops.compare.model.audit_model`), so
+each runtime's actual inputs and outputs at the node are known. For each other runtime against
+the baseline, a node is:
+
+``agree``        its outputs match within tolerance;
+``upstream``     its inputs already differ (the difference comes from before it);
+``explained``    same inputs, different outputs, and the op's audit shows a known topic of
+                 :mod:`ortops.divergences` in the data (ties, NaN, duplicate scatter indices,
+                 integer mean, a type the runtime narrows, ...);
+``unexplained``  same inputs, different outputs, and nothing explains it;
+``missing``      a runtime did not return the node's tensors.
+
+The op-specific judging lives in each op folder's ``audit.py`` (``AUDITS``, keyed by
+``(domain, op_type)``), collected by :func:`registry` from :data:`ortops.ops.OPS`.
+
+An output difference is then followed upstream (:func:`explain_output`): the first audited node
+on its path that differs decides. If it is explained and no other difference on the path escapes
+it, the output difference is explained, naming that node.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from typing import Mapping, NamedTuple, Sequence
+
+import numpy as np
+import onnx
+
+from .. import divergences
+from ..ops import DOMAINS, OPS
+from .findings import Audit, Capture, Finding
+from .model import AuditedNode, node_label
+from .outputs import compare_arrays
+
+__all__ = ["registry", "audited_nodes", "NodeResult", "audit_nodes", "explain_output", "explain_failure",
+           "reason_for", "Graph"]
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def _no_audit(capture: Capture) -> Finding:
+    return Finding(None, False, f"{capture.node.domain}::{capture.node.op_type} has no audit in ortops")
+
+
+@functools.lru_cache(maxsize=1)
+def registry() -> dict[tuple[str, str], Audit]:
+    """``(domain, op_type)`` -> :class:`Audit`, from the ``audit.py`` of every op folder of ``OPS``
+    (the folder is the package of the op's reference); ortops ops without one are still audited."""
+    audits: dict[tuple[str, str], Audit] = {}
+    for op in OPS:
+        package = op.reference.module.rsplit(".", 1)[0]
+        try:
+            module = importlib.import_module(f"{package}.audit")
+        except ModuleNotFoundError:
+            module = None
+        audits.update(getattr(module, "AUDITS", {}))
+        audits.setdefault((op.domain, op.op_type), Audit(_no_audit))
+    return audits
+
+
+def _key(node) -> tuple[str, str]:
+    return ("" if node.domain in _DEFAULT_DOMAINS else node.domain, node.op_type)
+
+
+def audited_nodes(model: onnx.ModelProto) -> list[AuditedNode]:
+    """The main graph's nodes that are audited, in graph (topological) order."""
+    audits = registry()
+    chosen = []
+    for index, node in enumerate(model.graph.node):
+        audit = audits.get(_key(node))
+        if audit is None and node.domain in DOMAINS:
+            audit = Audit(_no_audit)
+        if audit is None or (audit.applies is not None and not audit.applies(node)):
+            continue
+        chosen.append(AuditedNode(index, node.name or f"#{index}", node.domain, node.op_type, tuple(node.input),
+                                  tuple(node.output)))
+    return chosen
+
+
+class Graph:
+    """Who produces which tensor in the main graph, and the ancestors of tensors and nodes."""
+
+    def __init__(self, model: onnx.ModelProto):
+        self.nodes = list(model.graph.node)
+        self.producer = {name: i for i, node in enumerate(self.nodes) for name in node.output if name}
+
+    @functools.lru_cache(maxsize=None)
+    def node_ancestors(self, index: int) -> frozenset[int]:
+        """Indices of the nodes ``index`` depends on, itself included."""
+        seen, stack = {index}, [index]
+        while stack:
+            for name in self.nodes[stack.pop()].input:
+                parent = self.producer.get(name)
+                if parent is not None and parent not in seen:
+                    seen.add(parent)
+                    stack.append(parent)
+        return frozenset(seen)
+
+    def tensor_ancestors(self, name: str) -> frozenset[int]:
+        producer = self.producer.get(name)
+        return frozenset() if producer is None else self.node_ancestors(producer)
+
+
+class NodeResult(NamedTuple):
+    """One audited node against the baseline in one other runtime."""
+
+    node: AuditedNode
+    runtime: str
+    status: str  # agree, upstream, explained, unexplained, missing
+    topic: str | None
+    detail: str
+    reason: str
+
+    def as_dict(self) -> dict:
+        return {"node": self.node.name, "op": f"{self.node.domain}::{self.node.op_type}" if self.node.domain
+                else self.node.op_type, "index": self.node.index, "runtime": self.runtime, "status": self.status,
+                "topic": self.topic, "detail": self.detail, "reason": self.reason}
+
+
+def reason_for(topic: str | None, runtime: str, op_type: str) -> str:
+    """The divergence table's reason for ``topic`` in ``runtime`` (else what the topic is)."""
+    if topic is None:
+        return ""
+    try:
+        return divergences.reason(topic, runtime, op_type)
+    except KeyError:
+        try:
+            return divergences.topic(topic).what
+        except KeyError:
+            return ""
+
+
+def _narrowing(inputs: Sequence, runtimes: Sequence[str]) -> Finding | None:
+    """A type the OpenVINO CPU plugin computes narrower (divergence table rows for ``openvino``)."""
+    if "openvino" not in runtimes:
+        return None
+    info32 = np.iinfo(np.int32)
+    for value in inputs:
+        if value is None:
+            continue
+        value = np.asarray(value)
+        if value.dtype == np.float64:
+            return Finding("float64-precision", True, "float64 data, computed in float32 by OpenVINO's CPU plugin")
+        if value.dtype == np.uint64 and value.size and int(value.max()) > info32.max:
+            return Finding("uint64", True, "uint64 values beyond int32, computed in int32 by OpenVINO's CPU plugin")
+        if value.dtype in (np.int64, np.uint32) and value.size and (
+                int(value.max()) > info32.max or int(value.min()) < info32.min):
+            return Finding("int32-narrowing", True,
+                           f"{value.dtype} values beyond int32, computed in int32 by OpenVINO's CPU plugin")
+    return None
+
+
+class _Values:
+    """A runtime's value of a tensor: captured output, graph input, or initializer."""
+
+    def __init__(self, model: onnx.ModelProto, feed: Mapping[str, np.ndarray], base_dir: str | None):
+        self.initializers = {t.name: t for t in model.graph.initializer}
+        self.feed, self.base_dir = feed, base_dir
+        self._constants: dict[str, np.ndarray] = {}
+
+    def get(self, outputs: Mapping[str, np.ndarray], name: str) -> np.ndarray | None:
+        if not name:
+            return None
+        if name in outputs:
+            return np.asarray(outputs[name])
+        if name in self.feed:
+            return np.asarray(self.feed[name])
+        if name in self.initializers:
+            if name not in self._constants:
+                self._constants[name] = onnx.numpy_helper.to_array(self.initializers[name], self.base_dir or "")
+            return self._constants[name]
+        return None
+
+
+def audit_nodes(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, results: Mapping[str, Mapping],
+                baseline: str, *, atol: float, rtol: float, base_dir: str | None = None) -> list[NodeResult]:
+    """Audit every node in every runtime of ``results`` (name -> outputs) other than ``baseline``."""
+    values = _Values(model, feed, base_dir)
+    audits = registry()
+    out = []
+    base = results[baseline]
+    for other_name, other in results.items():
+        if other_name == baseline:
+            continue
+        for node in nodes:
+            proto = model.graph.node[node.index]
+            base_in = [values.get(base, n) for n in node.inputs]
+            other_in = [values.get(other, n) for n in node.inputs]
+            base_out = [values.get(base, n) for n in node.outputs]
+            other_out = [values.get(other, n) for n in node.outputs]
+            if any(v is None for v in (*base_out, *other_out)) or any(
+                    (b is None) != (o is None) for b, o in zip(base_in, other_in)):
+                out.append(NodeResult(node, other_name, "missing", None,
+                                      "a runtime did not return this node's tensors", ""))
+                continue
+            differing_in = [n for n, b, o in zip(node.inputs, base_in, other_in)
+                            if b is not None and compare_arrays(o, b, atol=atol, rtol=rtol).status != "match"]
+            differing_out = [n for n, b, o in zip(node.outputs, base_out, other_out)
+                             if compare_arrays(o, b, atol=atol, rtol=rtol).status != "match"]
+            if differing_in:
+                out.append(NodeResult(node, other_name, "upstream", None,
+                                      f"its input(s) {differing_in} already differ", ""))
+                continue
+            if not differing_out:
+                out.append(NodeResult(node, other_name, "agree", None, "", ""))
+                continue
+            capture = Capture(proto, base_in, base_out, other_out, baseline, other_name)
+            audit = audits.get(_key(proto), Audit(_no_audit))
+            try:
+                finding = audit.classify(capture)
+            except Exception as exc:  # noqa: BLE001 - an audit that cannot judge leaves the difference unexplained
+                finding = Finding(None, False, f"the audit could not judge this node ({type(exc).__name__}: {exc})")
+            if not finding.explained:
+                narrowing = _narrowing(base_in, (baseline, other_name))
+                if narrowing is not None:
+                    finding = narrowing._replace(detail=f"{narrowing.detail} ({finding.detail})")
+            status = "explained" if finding.explained else "unexplained"
+            detail = f"outputs {differing_out} differ: {finding.detail}"
+            runtime = other_name if baseline != "openvino" else baseline
+            out.append(NodeResult(node, other_name, status, finding.topic, detail,
+                                  reason_for(finding.topic, runtime, node.op_type)))
+    return out
+
+
+def explain_output(graph: Graph, output: str, runtime: str, node_results: Sequence[NodeResult]) -> tuple[str, str, str | None]:
+    """(verdict, explanation, node name) for a difference of graph output ``output`` in ``runtime``.
+
+    The first audited node upstream of the output (in graph order) that differs decides: explained
+    when it is explained and every later difference on the path descends from an explained node.
+    """
+    by_index = {r.node.index: r for r in node_results if r.runtime == runtime}
+    path = sorted(i for i in graph.tensor_ancestors(output) if i in by_index)
+    differing = [by_index[i] for i in path if by_index[i].status != "agree"]
+    if not differing:
+        return ("unexplained", "no audited node upstream differs: the difference arises in other nodes "
+                               "(arithmetic, or semantics ortops does not audit)", None)
+    first = differing[0]
+    label = node_label(first.node)
+    if first.status == "upstream":
+        return ("unexplained", f"the inputs of {label} already differ: the difference arises before any "
+                               "audited node", first.node.name)
+    if first.status != "explained":
+        return "unexplained", f"{label} differs: {first.detail}", first.node.name
+    origins = [first]
+    for result in differing[1:]:
+        if result.status == "explained":
+            origins.append(result)
+            continue
+        descends = any(o.node.index in graph.node_ancestors(result.node.index) for o in origins)
+        if result.status == "upstream" and descends:
+            continue
+        return ("unexplained", f"{node_label(result.node)} differs too ({result.status}): {result.detail}",
+                result.node.name)
+    names = ", ".join(node_label(o.node) for o in origins)
+    return "explained", f"follows from {names}: {first.detail}", first.node.name
+
+
+def explain_failure(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, results: Mapping[str, Mapping],
+                    base_dir: str | None = None) -> tuple[Finding, AuditedNode] | None:
+    """A precheck finding (k outside its range, an out-of-range index) at an audited node, on the
+    tensors any runtime that ran computed: what may have made another runtime fail or crash."""
+    values = _Values(model, feed, base_dir)
+    audits = registry()
+    for node in nodes:
+        proto = model.graph.node[node.index]
+        audit = audits.get(_key(proto))
+        if audit is None or audit.precheck is None:
+            continue
+        for outputs in (*results.values(), {}):
+            inputs = [values.get(outputs, n) for n in node.inputs]
+            if all(v is not None for n, v in zip(node.inputs, inputs) if n):
+                finding = audit.precheck(proto, inputs)
+                if finding is not None:
+                    return finding, node
+                break
+    return None

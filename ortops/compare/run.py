@@ -1,0 +1,200 @@
+"""``ortops compare``'s pipeline: load, choose inputs, run each runtime in a child, compare, audit.
+
+:func:`compare` returns the report as a plain dict (the schema of ``compare.json``, described in
+the README); :func:`exit_status` turns it into the command's exit status.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import pathlib
+import tempfile
+import time
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from . import audit, inputs as inputs_mod, model as model_mod
+from .outputs import DEFAULT_ATOL, DEFAULT_RTOL, compare_arrays
+from .runtimes import RUNTIMES, RuntimeResult, run_in_child
+
+__all__ = ["SCHEMA", "compare", "exit_status"]
+
+#: The ``schema`` field of compare.json.
+SCHEMA = "ortops.compare/1"
+
+Progress = Callable[[str], None]
+
+
+def _save_feed(feed: Mapping[str, np.ndarray], path: pathlib.Path) -> None:
+    names = list(feed)
+    np.savez(path, __names__=np.array(json.dumps(names)), **{f"i{i}": np.asarray(feed[n]) for i, n in enumerate(names)})
+
+
+def _describe_inputs(feed, source: str, seed: int | None, ties: bool) -> list[dict]:
+    rows = []
+    for name, value in feed.items():
+        value = np.asarray(value)
+        row = {"name": name, "dtype": str(value.dtype), "shape": list(value.shape), "source": source}
+        if source == "generated":
+            row.update(seed=seed, ties=ties)
+        if value.size and value.dtype.kind in "iufb":
+            row.update(min=_plain(value.min()), max=_plain(value.max()), distinct=int(np.unique(value).size))
+        rows.append(row)
+    return rows
+
+
+def _plain(value):
+    value = np.asarray(value).item()
+    return str(value) if isinstance(value, float) and not np.isfinite(value) else value
+
+
+def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike | None = None, seed: int = 0,
+            dims: Mapping[str, int] | None = None, ties: bool = False, runtimes: Sequence[str] = RUNTIMES,
+            atol: float = DEFAULT_ATOL, rtol: float = DEFAULT_RTOL, openvino_precision: str = "f32",
+            progress: Progress | None = None, timeout: float | None = None) -> dict:
+    """Run ``model_path`` in each runtime on the same inputs and explain every difference.
+
+    Parameters
+    ----------
+    model_path : str or os.PathLike
+        An ``.onnx`` file; external data stays in its files.
+    inputs : mapping of str to numpy.ndarray, or a path to a ``.npz`` file, optional
+        The feed; default: generated from the model's input types and shapes (``seed``, ``dims``,
+        ``ties``; see :func:`ortops.compare.inputs.generate`).
+    runtimes : sequence of str
+        Among ``onnxruntime``, ``openvino``, ``reference``; the first that runs is the baseline.
+    atol, rtol : float
+        Float tolerance, ``|other - base| <= atol + rtol * |base|``.
+    openvino_precision : str, default "f32"
+        OpenVINO's ``INFERENCE_PRECISION_HINT`` (``"default"``: the plugin's choice).
+
+    Returns
+    -------
+    dict
+        The report (schema :data:`SCHEMA`).
+
+    Raises
+    ------
+    ortops.compare.model.ModelError
+        The file is not an ONNX model.
+    ortops.compare.inputs.InputError
+        Inputs that do not fit the model, or a missing ``--dim``.
+    """
+    tell = progress or (lambda message: None)
+    start = time.perf_counter()
+    path = pathlib.Path(model_path)
+    model = model_mod.load(path)
+    dims = dict(dims or {})
+    if inputs is None:
+        feed = inputs_mod.generate(model, seed=seed, dims=dims, ties=ties)
+        source = "generated"
+    else:
+        feed = inputs_mod.load_npz(inputs) if isinstance(inputs, (str, os.PathLike)) else dict(inputs)
+        source = "npz" if isinstance(inputs, (str, os.PathLike)) else "given"
+    inputs_mod.check_feed(model, feed, dims)
+    nodes = audit.audited_nodes(model)
+    audited, exposed = model_mod.audit_model(model, nodes)
+    original_outputs = [o.name for o in model.graph.output]
+    results: dict[str, RuntimeResult] = {}
+    with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:
+        tmp = pathlib.Path(tmp)
+        audited_path = model_mod.save(audited, path, tmp / "audited")
+        feed_path = tmp / "feed.npz"
+        _save_feed(feed, feed_path)
+        for runtime in runtimes:
+            tell(runtime)
+            settings = {"precision": openvino_precision} if runtime == "openvino" else {}
+            results[runtime] = run_in_child(runtime, audited_path, feed_path, settings, timeout=timeout)
+            if results[runtime].status == "failed" and exposed:
+                # The exposed tensors may be what the runtime refuses: retry on the model as it is.
+                plain_path = model_mod.save(model, path, tmp / "plain")
+                retry = run_in_child(runtime, plain_path, feed_path, settings, timeout=timeout)
+                if retry.status == "ok":
+                    results[runtime] = retry._replace(
+                        detail="ran without the audited tensors exposed: " + results[runtime].detail)
+    tell("compare")
+    ran = {name: r.outputs for name, r in results.items() if r.status == "ok"}
+    baseline = next(iter(ran), None)
+    graph = audit.Graph(model)
+    base_dir = os.fspath(path.parent)
+    node_results = (audit.audit_nodes(model, nodes, feed, ran, baseline, atol=atol, rtol=rtol, base_dir=base_dir)
+                    if baseline else [])
+    output_rows = []
+    for runtime in ran:
+        if runtime == baseline:
+            continue
+        for name in original_outputs:
+            want, got = ran[baseline].get(name), ran[runtime].get(name)
+            if want is None or got is None:
+                output_rows.append({"output": name, "runtime": runtime, "verdict": "unexplained",
+                                    "explanation": f"{runtime if got is None else baseline} returned no output {name!r}",
+                                    "node": None, "comparison": None})
+                continue
+            comparison = compare_arrays(got, want, atol=atol, rtol=rtol)
+            if comparison.status == "match":
+                verdict, explanation, node = "match", "", None
+            else:
+                verdict, explanation, node = audit.explain_output(graph, name, runtime, node_results)
+            output_rows.append({"output": name, "runtime": runtime, "verdict": verdict, "explanation": explanation,
+                                "node": node, "comparison": comparison.as_dict()})
+    runtime_rows = []
+    for name, result in results.items():
+        row = {"name": name, "status": result.status, "detail": result.detail, "version": result.version,
+               "settings": result.settings, "seconds": round(result.seconds, 3), "verdict": None, "node": None}
+        if result.status in ("failed", "crashed"):
+            found = audit.explain_failure(model, nodes, feed, ran, base_dir) if ran or feed else None
+            if found is not None:
+                finding, node = found
+                row.update(verdict="explained", topic=finding.topic, node=node.name,
+                           explanation=f"{model_mod.node_label(node)}: {finding.detail}")
+            else:
+                row.update(verdict="unexplained", topic=None, explanation="no audited node shows why")
+        runtime_rows.append(row)
+    report = {
+        "schema": SCHEMA,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "model": {"path": os.fspath(path), "inputs": [i.name for i in inputs_mod.graph_inputs(model)],
+                  "outputs": original_outputs, "nodes": len(model.graph.node),
+                  "opsets": {o.domain or "ai.onnx": o.version for o in model.opset_import},
+                  "external_data": model_mod.external_files(model)},
+        "settings": {"atol": atol, "rtol": rtol, "runtimes": list(runtimes), "openvino_precision": openvino_precision,
+                     "seed": seed if source == "generated" else None, "dims": dims, "ties": ties},
+        "inputs": _describe_inputs(feed, source, seed, ties),
+        "baseline": baseline,
+        "runtimes": runtime_rows,
+        "outputs": output_rows,
+        "nodes": [r.as_dict() for r in node_results],
+        "audited": [{"node": n.name, "op": f"{n.domain}::{n.op_type}" if n.domain else n.op_type, "index": n.index}
+                    for n in nodes],
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+    report["summary"] = _summary(report)
+    return report
+
+
+def _summary(report: dict) -> dict:
+    outputs = report["outputs"]
+    count = {v: sum(1 for o in outputs if o["verdict"] == v) for v in ("match", "explained", "unexplained")}
+    nodes = report["nodes"]
+    node_count = {v: sum(1 for n in nodes if n["status"] == v)
+                  for v in ("agree", "explained", "unexplained", "upstream", "missing")}
+    ran = [r["name"] for r in report["runtimes"] if r["status"] == "ok"]
+    broken = [r for r in report["runtimes"] if r["status"] in ("failed", "crashed")]
+    unexplained = count["unexplained"] + node_count["unexplained"] + sum(
+        1 for r in broken if r["verdict"] == "unexplained")
+    if unexplained:
+        status, verdict = 1, "unexplained differences"
+    elif len(ran) < 2 and not broken:
+        status, verdict = 2, "fewer than two runtimes ran: nothing to compare"
+    else:
+        status, verdict = 0, "every difference is within tolerance or explained"
+    return {"outputs": count, "nodes": node_count, "runtimes_ran": ran, "unexplained": unexplained,
+            "verdict": verdict, "exit_status": status}
+
+
+def exit_status(report: dict) -> int:
+    """0: every difference within tolerance or explained; 1: some unexplained; 2: nothing compared."""
+    return report["summary"]["exit_status"]

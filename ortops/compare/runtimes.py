@@ -1,0 +1,176 @@
+"""The runtimes ``ortops compare`` runs a model in, each in its own child process.
+
+========================  ================================================================
+runtime                   how the model runs
+========================  ================================================================
+``onnxruntime``           ``onnxruntime.InferenceSession`` (CPU); :class:`ortops.InferenceSession`
+                          when the model holds ortops nodes
+``openvino``              :func:`ortops.interop.openvino.compile_model` (ortops' frontend
+                          extension) on CPU with ``INFERENCE_PRECISION_HINT`` (f32 by default)
+``reference``             ``onnx.reference.ReferenceEvaluator`` with ortops' NumPy references
+                          as ``new_ops`` for ortops' domains (:func:`reference_ops`)
+========================  ================================================================
+
+Each runtime runs in a child process (:mod:`ortops.compare.worker`): a runtime that aborts the
+process (OpenVINO writes out of bounds for a scatter index below -d) is reported as
+``crashed``, one that is not installed as ``missing``, one that refuses the model as ``failed``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+from typing import Mapping, NamedTuple
+
+import numpy as np
+
+__all__ = ["RUNTIMES", "PRECISIONS", "RuntimeResult", "run_in_child", "run_here", "reference_ops", "has_ortops_nodes"]
+
+RUNTIMES = ("onnxruntime", "openvino", "reference")
+#: ``--openvino-precision`` choices; ``default`` lets the CPU plugin choose (bf16 on CPUs that have it).
+PRECISIONS = ("f32", "bf16", "f16", "default")
+
+
+class RuntimeResult(NamedTuple):
+    """What one runtime did: ``status`` is ``ok``, ``missing``, ``failed`` or ``crashed``."""
+
+    runtime: str
+    status: str
+    detail: str
+    version: str
+    settings: dict
+    outputs: dict  # tensor name -> numpy array (status ok only)
+    seconds: float
+
+
+def has_ortops_nodes(model) -> bool:
+    from ..graph import graphs
+    from ..ops import DOMAINS
+
+    return any(n.domain in DOMAINS for g in graphs(model.graph) for n in g.node)
+
+
+def reference_ops() -> list[type]:
+    """``onnx.reference.op_run.OpRun`` classes, one per ortops op, for ``ReferenceEvaluator(new_ops=...)``.
+
+    Each runs the op's NumPy reference (``OpSpec.reference``) with the node's attributes, parsed
+    by the op's spec. ``ReferenceEvaluator`` finds an implementation by (domain, op type), but
+    ``OpRun`` looks its default attributes up by op type alone, so a custom ``TopK`` would get the
+    standard TopK's ``largest`` and ``sorted``: each class carries its own schema (``op_schema``),
+    the one ortops registers for its domain.
+    """
+    import onnx
+    from onnx.reference.op_run import OpRun
+
+    from ..builder.schemas import SCHEMA_VERSION, register_schemas
+    from ..ops import OPS
+
+    register_schemas()
+    classes = []
+    for op in OPS:
+        def _run(self, *inputs, _op=op, **attrs):
+            raw = {a.name: self.onnx_node_attr(a.name) for a in _op.attrs}
+            parsed = _op.parse_attributes({k: v for k, v in raw.items() if v is not None}, self.onnx_node.name)
+            return tuple(_op.reference(*inputs, **parsed))
+
+        def onnx_node_attr(self, name):
+            for attr in self.onnx_node.attribute:
+                if attr.name == name:
+                    return onnx.helper.get_attribute_value(attr)
+            return None
+
+        classes.append(type(op.op_type, (OpRun,), {
+            "op_domain": op.domain, "op_schema": onnx.defs.get_schema(op.op_type, SCHEMA_VERSION, op.domain),
+            "_run": _run, "onnx_node_attr": onnx_node_attr}))
+    return classes
+
+
+def _version(package: str) -> str:
+    from importlib import metadata
+
+    try:
+        return f"{package} {metadata.version(package)}"
+    except metadata.PackageNotFoundError:
+        return f"{package} not installed"
+
+
+def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], settings: Mapping) -> tuple[dict, str]:
+    """Run the model in ``runtime`` in this process: (tensor name -> array, version string).
+
+    Raises ModuleNotFoundError when the runtime is not installed, anything else when it cannot
+    run the model.
+    """
+    import onnx
+
+    if runtime == "onnxruntime":
+        import onnxruntime as ort
+
+        model = onnx.load(model_path, load_external_data=False)
+        if has_ortops_nodes(model):
+            from ..session import InferenceSession
+
+            session = InferenceSession(onnx.load(model_path))
+            names = [o.name for o in session.get_outputs()]
+        else:
+            session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+            names = [o.name for o in session.get_outputs()]
+        values = session.run(None, dict(feed))
+        return dict(zip(names, values)), f"onnxruntime {ort.__version__}"
+    if runtime == "openvino":
+        from ..interop import openvino as ov_interop
+
+        ov_interop.require_openvino()
+        precision = settings.get("precision", "f32")
+        config = {} if precision == "default" else {"INFERENCE_PRECISION_HINT": precision}
+        compiled = ov_interop.compile_model(model_path, "CPU", config)
+        request = compiled.create_infer_request()
+        request.infer({name: np.asarray(value) for name, value in feed.items()})
+        outputs = {}
+        for i, port in enumerate(compiled.outputs):
+            value = np.array(request.get_output_tensor(i).data, copy=True)
+            for name in port.get_names():
+                outputs[name] = value
+        return outputs, _version("openvino")
+    if runtime == "reference":
+        from onnx.reference import ReferenceEvaluator
+
+        evaluator = ReferenceEvaluator(onnx.load(model_path), new_ops=reference_ops())
+        values = evaluator.run(None, dict(feed))
+        return dict(zip(evaluator.output_names, values)), _version("onnx")
+    raise ValueError(f"unknown runtime {runtime!r}; choose from {RUNTIMES}")
+
+
+def run_in_child(runtime: str, model_path: pathlib.Path, feed_path: pathlib.Path, settings: Mapping,
+                 *, timeout: float | None = None) -> RuntimeResult:
+    """Run ``runtime`` in a child process (``python -m ortops.compare.worker``) and collect its result."""
+    import time
+
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"ortops-compare-{runtime}-") as tmp:
+        out = pathlib.Path(tmp) / "outputs.npz"
+        command = [sys.executable, "-m", "ortops.compare.worker", runtime, os.fspath(model_path),
+                   os.fspath(feed_path), os.fspath(out), json.dumps(dict(settings))]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return RuntimeResult(runtime, "crashed", f"no answer within {timeout} s (killed)", "", dict(settings), {},
+                                 time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        status_path = out.with_suffix(".json")
+        if done.returncode != 0 or not status_path.exists():
+            how = (f"killed by signal {-done.returncode}" if done.returncode < 0
+                   else f"exit status {done.returncode}")
+            tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+            return RuntimeResult(runtime, "crashed", f"the {runtime} process died ({how}): {tail}", "",
+                                 dict(settings), {}, seconds)
+        status = json.loads(status_path.read_text())
+        outputs = {}
+        if status["status"] == "ok":
+            with np.load(out, allow_pickle=False) as archive:
+                outputs = {name: archive[f"t{i}"] for i, name in enumerate(status["names"])}
+        return RuntimeResult(runtime, status["status"], status["detail"], status["version"], dict(settings), outputs,
+                             seconds)

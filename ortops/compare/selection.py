@@ -1,0 +1,111 @@
+"""Judging two runtimes' selections (top-k, arg-max) of the same data, slice by slice.
+
+Used by the audits of TopK and ArgMax-like ops. A runtime's answer on a slice is *valid* when its
+indices are distinct, in range, point at the values it returned, and those values are a top-k of
+the slice (the same multiset as the sorted slice's first k). Two valid answers that differ can only
+differ in which of several equal values they took, or in their order: a tie. NaN is ordered by no
+spec, so a slice holding NaN is judged by the ``nan`` topic.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .findings import Finding
+
+__all__ = ["judge_selection"]
+
+
+def _slices(array: np.ndarray, axis: int) -> np.ndarray:
+    array = np.moveaxis(np.asarray(array), axis, -1)
+    return array.reshape(-1, array.shape[-1]) if array.ndim else array.reshape(1, 1)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind == "f" else a == b))
+
+
+def _valid(row, idx, vals, k, largest) -> bool:
+    n = row.shape[0]
+    if idx.shape[0] != k or np.any(idx < 0) or np.any(idx >= n) or len(set(idx.tolist())) != k:
+        return False
+    if not _same(row[idx], vals):
+        return False
+    order = np.sort(row)[::-1] if largest else np.sort(row)
+    return _same(np.sort(vals), np.sort(order[:k]))
+
+
+def _stable_choice(row, k, largest) -> np.ndarray:
+    """The indices a stable selection takes: among equal values, the lower index."""
+    keys = -row if largest else row
+    return np.sort(np.argsort(keys, kind="stable")[:k])
+
+
+def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tuple[np.ndarray, np.ndarray]],
+                    runtimes: Sequence[str], *, ordered: str = "value", what: str = "k-th") -> Finding:
+    """Why two runtimes' selections of ``k`` elements along ``axis`` of ``data`` differ.
+
+    ``answers`` holds (values, indices) per runtime, shaped like ``data`` with ``k`` along ``axis``.
+    ``ordered`` is ``"value"`` (output sorted by value, so equal answers must list the same values in
+    the same order), ``"index"`` or ``"none"`` (any order of a valid set). Returns an explained
+    ``ties`` finding when both answers are valid top-k selections, an explained ``nan`` finding when
+    every differing slice holds NaN, an unexplained one otherwise.
+    """
+    data = np.asarray(data)
+    rows = _slices(data, axis)
+    per = [(_slices(v, axis), _slices(i, axis).astype(np.int64)) for v, i in answers]
+    if any(v.shape[0] != rows.shape[0] for v, _ in per):
+        return Finding(None, False, "the outputs do not have one slice per slice of the data")
+    differing = [s for s in range(rows.shape[0])
+                 if not all(_same(per[0][j][s], per[1][j][s]) for j in (0, 1))]
+    nan_slices, boundary, inside, invalid = [], [], [], []
+    lower = {r: 0 for r in runtimes}
+    for s in differing:
+        row = rows[s]
+        if row.dtype.kind == "f" and np.isnan(row).any():
+            nan_slices.append(s)
+            continue
+        order = np.sort(row)[::-1] if largest else np.sort(row)
+        at_boundary = k < row.shape[0] and order[k - 1] == order[k]
+        within = len(np.unique(order[:k])) < k
+        for name, (vals, idx) in zip(runtimes, per):
+            if not _valid(row, idx[s], vals[s], k, largest):
+                invalid.append((s, name))
+            elif np.array_equal(np.sort(idx[s]), _stable_choice(row, k, largest)):
+                lower[name] += 1
+        if ordered == "value" and not _same(per[0][0][s], per[1][0][s]):
+            invalid.append((s, "order"))
+        if at_boundary:
+            boundary.append(s)
+        elif within:
+            inside.append(s)
+        else:
+            invalid.append((s, "no tie"))
+    total = rows.shape[0]
+    if invalid:
+        s, who = invalid[0]
+        if who in ("order", "no tie"):
+            why = ("the values differ in order" if who == "order"
+                   else "both answers differ without equal values to choose between")
+        else:
+            why = f"{who}'s answer is not a {what} selection of the data"
+        return Finding(None, False, f"{len({s for s, _ in invalid})} of {total} slices differ unexplained; "
+                                    f"first: slice {s}: {why}")
+    if not differing:
+        return Finding(None, True, "no slice differs")
+    if nan_slices and not boundary and not inside:
+        return Finding("nan", True, f"NaN: all {len(nan_slices)} differing slices of {total} hold NaN, "
+                                    "whose order no spec fixes")
+    parts = []
+    if boundary:
+        parts.append(f"{len(boundary)} of {total} slices have equal values at the {what} position")
+    if inside:
+        parts.append(f"{len(inside)} of {total} slices have equal values inside the selected set")
+    if nan_slices:
+        parts.append(f"{len(nan_slices)} hold NaN")
+    takers = [name for name in runtimes if lower[name] == len(differing) - len(nan_slices)]
+    rule = (f"; {' and '.join(takers)} take{'s' if len(takers) == 1 else ''} the lower index" if takers
+            else "; neither runtime always takes the lower index")
+    return Finding("ties", True, "ties: " + "; ".join(parts) + rule)
