@@ -106,7 +106,9 @@ def _run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
     from ..interop import openvino as ov_interop
 
     inputs = case.inputs if inputs is None else inputs
-    return ov_interop.run(_op_oracle(case).model(case), {n: inputs[n] for n in by_name(case.op).inputs})
+    # float32 inference (DEFAULT_CONFIG): the CPU plugin's own default is bfloat16 where the CPU has it.
+    return ov_interop.run(_op_oracle(case).model(case), {n: inputs[n] for n in by_name(case.op).inputs},
+                          config=ov_interop.DEFAULT_CONFIG)
 
 
 def run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
