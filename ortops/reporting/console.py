@@ -1,0 +1,102 @@
+"""Print a report's tables on a terminal or into a CI log.
+
+On a terminal (:func:`is_plain` false) tables are drawn with rich, folding long cells rather
+than cutting them. Anywhere else (a pipe, a file, a CI log) the terminal width means
+nothing: every line is written whole, never wrapped or truncated, without colour or box
+drawing, so that ``grep`` finds a row with all its columns:
+
+* :func:`print_table` writes a header line and one line per row, columns padded with
+  spaces (no cell is ever shortened);
+* :func:`print_pairs` writes one ``key=value`` line per comparison pair, e.g.
+  ``conformance pair="ortops vs ORT built-ins" cases=312 agree=200 explained=30 skipped=82
+  unexplained=0``, and one line per explained topic.
+
+Use :func:`make_console` for the console: it chooses the mode from the stream.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import IO, Sequence
+
+from .document import STATUSES, PairSummary, Table
+
+__all__ = ["is_plain", "make_console", "print_table", "print_pairs", "print_line", "pair_line"]
+
+
+def is_plain(file: IO | None = None) -> bool:
+    """Whether ``file`` (default: stdout) is not a terminal: then output is plain and whole."""
+    file = file or sys.stdout
+    try:
+        return not file.isatty()
+    except (AttributeError, ValueError):
+        return True
+
+
+def make_console(file: IO | None = None, *, plain: bool | None = None):
+    """A ``rich.console.Console`` for ``file`` (default: stdout): the terminal's width on a
+    terminal; on anything else no colour, no wrapping and no width limit."""
+    from rich.console import Console
+
+    plain = is_plain(file) if plain is None else plain
+    if not plain:
+        return Console(file=file)
+    return Console(file=file, width=1_000_000, soft_wrap=True, no_color=True, highlight=False, emoji=False,
+                   force_terminal=False)
+
+
+def _plain(console) -> bool:
+    return not console.is_terminal
+
+
+def print_line(console, text: str) -> None:
+    """``text`` as it is: no rich mark-up read from it, never wrapped in plain mode."""
+    console.print(text, markup=False, highlight=False, soft_wrap=_plain(console), emoji=False)
+
+
+def print_table(console, table: Table, title: str = "") -> None:
+    """``table`` on the console: a rich table on a terminal, aligned plain lines elsewhere."""
+    rows = table.cells()
+    if _plain(console):
+        widths = [max([len(str(c))] + [len(r[i].text) for r in rows]) for i, c in enumerate(table.columns)]
+        if title:
+            print_line(console, title)
+        print_line(console, "  ".join(str(c).ljust(w) for c, w in zip(table.columns, widths)).rstrip())
+        for row in rows:
+            numeric = [isinstance(c.sort, (int, float)) for c in row]
+            print_line(console, "  ".join((c.text.rjust(w) if n else c.text.ljust(w))
+                                          for c, w, n in zip(row, widths, numeric)).rstrip())
+        return
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    styles = {"agree": "green", "explained": "yellow", "skipped": "dim", "unexplained": "bold red"}
+    out = RichTable(title=title or None)
+    for i, name in enumerate(table.columns):
+        numeric = bool(rows) and all(isinstance(r[i].sort, (int, float)) for r in rows)
+        out.add_column(str(name), justify="right" if numeric else "left", overflow="fold")
+    for row in rows:
+        out.add_row(*(Text(c.text, style=styles.get(c.status or "", "")) for c in row))
+    console.print(out)
+
+
+def pair_line(label: str, pair: PairSummary, statuses: Sequence[str] = STATUSES) -> str:
+    """One greppable line for ``pair``: ``label pair="..." cases=N agree=N ...``."""
+    counts = " ".join(f"{s}={pair.counts.get(s, 0)}" for s in statuses)
+    return f'{label} pair="{pair.name}" {pair.unit}={pair.total} {counts}'
+
+
+def print_pairs(console, label: str, pairs: Sequence[PairSummary], statuses: Sequence[str] = STATUSES) -> None:
+    """The per-pair summary: on a terminal a table; elsewhere one :func:`pair_line` per pair
+    and one ``label topic pair="..." topic=... count=N status=...: reason`` line per topic."""
+    if _plain(console):
+        for pair in pairs:
+            print_line(console, pair_line(label, pair, statuses))
+        for pair in pairs:
+            for t in pair.topics:
+                print_line(console, f'{label} topic pair="{pair.name}" topic={t.topic} count={t.count} '
+                                    f"status={t.status}: {t.reason}")
+        return
+    from .document import summary_blocks
+
+    print_table(console, summary_blocks(pairs, statuses)[0], title=label)

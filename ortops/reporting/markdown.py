@@ -1,0 +1,78 @@
+"""Render a :class:`~ortops.reporting.document.Document` as Markdown (GitHub flavour).
+
+:func:`render` returns the whole text; :func:`table` renders one table as lines. Cell text is
+escaped for a table (``|`` and newlines), never cut: a long reason stays whole.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .document import Block, Bullets, Code, Details, Document, Grid, Heading, Paragraph, Table, cell
+
+__all__ = ["render", "table", "escape_cell", "blocks"]
+
+
+def escape_cell(text: str) -> str:
+    """``text`` safe inside a Markdown table cell: ``|`` escaped, newlines as ``<br>``."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+
+
+def table(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    """A Markdown table: a header, a rule, one line per row (numbers right-aligned)."""
+    cells = [[cell(v) for v in row] for row in rows]
+    numeric = [bool(cells) and all(isinstance(r[i].sort, (int, float)) for r in cells) for i in range(len(columns))]
+    lines = ["| " + " | ".join(escape_cell(c) for c in columns) + " |",
+             "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+    for row in cells:
+        lines.append("| " + " | ".join(_cell_text(c) for c in row) + " |")
+    return lines
+
+
+def _cell_text(c) -> str:
+    text = escape_cell(c.text)
+    if c.code and text:
+        return "`" + text.replace("`", "'") + "`"
+    return text
+
+
+def _fence(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}\n{text}\n{fence}"
+
+
+def blocks(items: Sequence[Block], level_offset: int = 0) -> list[str]:
+    """The Markdown lines of ``items`` (each followed by a blank line)."""
+    lines: list[str] = []
+    for block in items:
+        if isinstance(block, Heading):
+            lines += ["#" * min(6, block.level + level_offset) + " " + block.text, ""]
+        elif isinstance(block, Paragraph):
+            lines += [block.text, ""]
+        elif isinstance(block, Bullets):
+            lines += [f"- {item}" for item in block.items] + [""]
+        elif isinstance(block, Code):
+            lines += [_fence(block.text), ""]
+        elif isinstance(block, Table):  # a Grid too: Markdown has no colours
+            if block.caption:
+                lines += [block.caption, ""]
+            lines += table(block.columns, block.rows)
+            if isinstance(block, Grid) and block.legend:
+                lines += ["", "Legend: " + "; ".join(f"{status}: {what}" for status, what in block.legend) + "."]
+            lines.append("")
+        elif isinstance(block, Details):
+            lines += [f"{'#' * min(6, 3 + level_offset)} {block.title}", ""]
+            lines += blocks(block.blocks, level_offset)
+        else:
+            raise TypeError(f"not a report block: {type(block).__name__}")
+    return lines
+
+
+def render(document: Document) -> str:
+    """The whole document as Markdown text, ending with one newline."""
+    lines = [f"# {document.title}", ""] + blocks(document.blocks)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n"
