@@ -1,4 +1,5 @@
-"""The ``ortops`` command line: ``ortops conformance`` (the main job) and ``ortops bench``."""
+"""The ``ortops`` command line: ``ortops conformance`` (the main job), ``ortops compare`` (a user's
+model in ONNX Runtime, OpenVINO and the reference, every difference explained) and ``ortops bench``."""
 
 from __future__ import annotations
 
@@ -77,6 +78,57 @@ def _conformance(args: argparse.Namespace) -> int:
     return EXIT_UNEXPLAINED if conformance.summary(results)["unexplained"] else EXIT_OK
 
 
+def _compare(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from . import compare as compare_mod
+    from .compare import inputs as inputs_mod, render
+    from .reporting import console as report_console
+
+    console = report_console.make_console()
+
+    def fail(message: str) -> int:
+        console.print(f"[red]ortops compare:[/] {escape(message)}", highlight=False, soft_wrap=True)
+        return EXIT_USAGE
+
+    out = pathlib.Path(args.out)
+    if out.exists() and not out.is_dir():
+        return fail(f"--out {out} is an existing file; give a directory for the reports")
+    if args.atol < 0 or args.rtol < 0:
+        return fail(f"--atol {args.atol} and --rtol {args.rtol} must be >= 0")
+    if args.inputs is not None and (args.seed is not None or args.ties):
+        return fail("--inputs gives the inputs: --seed and --ties only apply to generated inputs")
+    runtimes = _unique(args.runtimes)
+    try:
+        dims = inputs_mod.parse_dims(args.dim)
+    except compare_mod.InputError as exc:
+        return fail(str(exc))
+    steps = [*runtimes, "compare"]
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=console, disable=args.no_progress or report_console.is_plain(),
+                  transient=True) as progress:
+        task = progress.add_task("loading the model", total=len(steps))
+
+        def tell(step: str) -> None:
+            done = steps.index(step)
+            label = "comparing and auditing" if step == "compare" else f"running {step}"
+            progress.update(task, completed=done, description=label)
+
+        try:
+            report = compare_mod.compare(args.model, inputs=args.inputs, seed=args.seed or 0, dims=dims,
+                                         ties=args.ties, runtimes=runtimes, atol=args.atol, rtol=args.rtol,
+                                         openvino_precision=args.openvino_precision, progress=tell)
+        except (compare_mod.InputError, compare_mod.ModelError) as exc:
+            progress.stop()
+            return fail(str(exc))
+        progress.update(task, completed=len(steps))
+    json_path, md_path, html_path = compare_mod.write_reports(report, out)
+    render.print_summary(report, console)
+    report_console.print_line(console, f"Report: {md_path}, {html_path} and {json_path}")
+    return compare_mod.exit_status(report)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ortops", description="OpenVINO and ncnn op semantics in ONNX Runtime.",
@@ -99,6 +151,33 @@ def build_parser() -> argparse.ArgumentParser:
                       help="exit 2 unless at least N cases are judged (default: 1; a run that judges nothing fails)")
     conf.add_argument("--no-progress", action="store_true", help="no progress bar")
     conf.set_defaults(func=_conformance)
+    from .compare.outputs import DEFAULT_ATOL, DEFAULT_RTOL
+    from .compare.runtimes import PRECISIONS, RUNTIMES
+
+    comp = commands.add_parser(
+        "compare", help="run a model in ONNX Runtime, OpenVINO and the reference; explain every difference",
+        description="Run MODEL in each runtime on the same inputs, compare every output (Polygraphy-style), "
+                    "audit the nodes whose semantics runtimes disagree on (TopK, ArgMax, ArgMin, scatters, "
+                    "ortops nodes) and explain each difference, down to the node.",
+        epilog="Exit status: 0 every difference within tolerance or explained, 1 some difference unexplained "
+               "(or a runtime failed without a visible cause), 2 usage or environment error (not an ONNX model, "
+               "inputs that do not fit, a missing --dim, fewer than two runtimes ran).")
+    comp.add_argument("model", metavar="MODEL.onnx", help="the ONNX model (external data files next to it)")
+    comp.add_argument("--inputs", metavar="FILE.npz", help="inputs by name (default: generated from the model)")
+    comp.add_argument("--seed", type=int, help="seed of generated inputs (default: 0)")
+    comp.add_argument("--dim", action="append", metavar="NAME=VALUE", default=[],
+                      help="size of a symbolic dimension of generated inputs (repeatable)")
+    comp.add_argument("--ties", action="store_true", help="generated inputs with few distinct values (ties)")
+    comp.add_argument("--runtimes", nargs="+", choices=RUNTIMES, default=list(RUNTIMES),
+                      help="runtimes to run, the first one that runs is the baseline (default: all)")
+    comp.add_argument("--atol", type=float, default=DEFAULT_ATOL, help=f"absolute tolerance (default: {DEFAULT_ATOL:g})")
+    comp.add_argument("--rtol", type=float, default=DEFAULT_RTOL, help=f"relative tolerance (default: {DEFAULT_RTOL:g})")
+    comp.add_argument("--openvino-precision", choices=PRECISIONS, default="f32",
+                      help="OpenVINO's INFERENCE_PRECISION_HINT (default: f32; 'default': the CPU plugin's choice, "
+                           "bf16 on CPUs that have it)")
+    comp.add_argument("--out", default="ortops-compare", help="report directory (default: ./ortops-compare)")
+    comp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    comp.set_defaults(func=_compare)
     commands.add_parser("bench", help="time ortops against ORT built-ins: same options as scripts/bench.py",
                         add_help=False)
     return parser

@@ -1,0 +1,176 @@
+"""``compare.json``, ``compare.md``, ``compare.html`` and the terminal summary of ``ortops compare``.
+
+The report dict (:func:`ortops.compare.compare`) becomes one :class:`ortops.reporting.Document`,
+which the shared report machinery renders as Markdown and as one self-contained HTML page
+(inline CSS and JavaScript, sortable and filterable tables, no network when viewed); the terminal
+summary goes through :mod:`ortops.reporting.console`.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+from ..reporting import Cell, Details, Document, Heading, PairSummary, Paragraph, Table, TopicCount, console, markdown
+from ..reporting import html as html_render
+from ..reporting import summary_blocks
+
+__all__ = ["document", "write_reports", "print_summary", "STATUSES"]
+
+#: Verdicts of an output or a node, best first, as the report's colours show them.
+STATUSES = ("agree", "explained", "unexplained")
+_STATUS = {"match": "agree", "agree": "agree", "explained": "explained", "unexplained": "unexplained",
+           "upstream": None, "missing": "unexplained"}
+
+_HOW_TO_READ = (
+    "Each runtime ran the model on the same inputs, in its own process. Every output is compared with the "
+    "**baseline** runtime's: integers exactly, floats within `atol + rtol * |baseline|`, NaN equal to NaN. "
+    "A difference is **explained** when ortops can show its cause in the data: for example equal values "
+    "(**ties**) where the runtimes' specifications let each runtime pick a different one, NaN, whose order "
+    "no specification fixes, or several scatter updates to one element. It is **unexplained** otherwise: "
+    "that is worth a bug report. The node audit looks inside the model: for each node whose result depends "
+    "on such semantics (TopK, ArgMax, ArgMin, scatters with duplicate indices, ortops' own nodes) it "
+    "captures the node's actual inputs and outputs in every runtime; an output difference is traced back to "
+    "the first node where the runtimes split.")
+
+
+def _num(value, digits: int = 3) -> Cell:
+    if value is None:
+        return Cell("")
+    if isinstance(value, str):
+        return Cell(value, sort=float("inf"))
+    return Cell(f"{value:.{digits}g}", sort=value)
+
+
+def _pairs(report: dict) -> list[PairSummary]:
+    pairs = []
+    base = report["baseline"]
+    for runtime in report["summary"]["runtimes_ran"]:
+        if runtime == base:
+            continue
+        rows = [o for o in report["outputs"] if o["runtime"] == runtime]
+        counts = {s: sum(1 for o in rows if _STATUS[o["verdict"]] == s) for s in STATUSES}
+        topics: dict[str, list] = {}
+        for node in report["nodes"]:
+            if node["runtime"] == runtime and node["status"] == "explained" and node["topic"]:
+                topics.setdefault(node["topic"], []).append(node)
+        pairs.append(PairSummary(
+            f"{runtime} vs {base}", counts, unit="outputs",
+            topics=[TopicCount(t, len(ns), ns[0]["reason"] or ns[0]["detail"]) for t, ns in topics.items()]))
+    return pairs
+
+
+def _outputs_table(report: dict) -> Table:
+    rows = []
+    for o in report["outputs"]:
+        c = o["comparison"] or {}
+        worst = ""
+        if c.get("worst") is not None:
+            base_value, other_value = c["worst_values"]
+            worst = f"{tuple(c['worst'])}: {base_value} vs {other_value}"
+        rows.append([
+            Cell(o["output"], code=True), o["runtime"], Cell(o["verdict"], status=_STATUS[o["verdict"]]),
+            " / ".join(c.get("dtype", [])), " / ".join(str(tuple(s)) for s in c.get("shape", [])),
+            Cell(str(c.get("mismatches", "")), sort=c.get("mismatches", 0)),
+            Cell(f"{c['share']:.2%}" if "share" in c else "", sort=c.get("share", 0)),
+            _num(c.get("max_abs")), _num(c.get("max_rel")), worst,
+            _num(c.get("needed_atol")), _num(c.get("needed_rtol")),
+            o["explanation"], Cell(o["node"] or "", code=bool(o["node"]))])
+    return Table(["output", "runtime", "verdict", "dtype", "shape", "mismatches", "share", "max abs", "max rel",
+                  "worst (baseline vs runtime)", "atol needed", "rtol needed", "explanation", "node"],
+                 rows, id="outputs", interactive=True, filter_columns=("runtime", "verdict"),
+                 caption=f"baseline: {report['baseline']}; tolerance atol={report['settings']['atol']:g}, "
+                         f"rtol={report['settings']['rtol']:g}")
+
+
+def _nodes_table(report: dict) -> Table:
+    rows = [[Cell(n["node"], code=True), Cell(n["op"], code=True), n["runtime"],
+             Cell(n["status"], status=_STATUS.get(n["status"])), n["topic"] or "", n["detail"], n["reason"]]
+            for n in report["nodes"]]
+    return Table(["node", "op", "runtime", "status", "topic", "what the data shows", "known divergence"], rows,
+                 id="nodes", interactive=True, filter_columns=("runtime", "status", "topic"))
+
+
+def _runtimes_table(report: dict) -> Table:
+    rows = []
+    for r in report["runtimes"]:
+        settings = ", ".join(f"{k}={v}" for k, v in r["settings"].items())
+        status = {"ok": "agree", "missing": None}.get(r["status"], r.get("verdict"))
+        note = r["detail"] if r["status"] != "ok" else ""
+        if r.get("explanation"):
+            note = f"{note} -- {r['verdict']}: {r['explanation']}"
+        rows.append([r["name"], Cell(r["status"], status=status), r["version"], settings,
+                     _num(r["seconds"]), note])
+    return Table(["runtime", "status", "version", "settings", "seconds", "detail"], rows, id="runtimes")
+
+
+def _inputs_table(report: dict) -> Table:
+    rows = [[Cell(i["name"], code=True), i["dtype"], str(tuple(i["shape"])), i["source"],
+             "" if i.get("min") is None else f"{i['min']} .. {i['max']}", i.get("distinct", "")]
+            for i in report["inputs"]]
+    return Table(["input", "dtype", "shape", "source", "range", "distinct values"], rows, id="inputs")
+
+
+def document(report: dict) -> Document:
+    """The report as a :class:`ortops.reporting.Document` (Markdown and HTML read the same blocks)."""
+    model = pathlib.Path(report["model"]["path"]).name
+    summary = report["summary"]
+    settings = report["settings"]
+    doc = Document(f"ortops compare: {model}")
+    doc.add(Paragraph(f"**{summary['verdict']}** (exit status {summary['exit_status']}). "
+                      f"Model `{report['model']['path']}`, {report['model']['nodes']} nodes, "
+                      f"{len(report['audited'])} audited. Baseline: `{report['baseline']}`. "
+                      f"OpenVINO precision: `{settings['openvino_precision']}`."),
+            Paragraph(_HOW_TO_READ))
+    doc.add(Heading("Summary"), *summary_blocks(_pairs(report), STATUSES, id="summary"))
+    doc.add(Heading("Runtimes"), _runtimes_table(report))
+    doc.add(Heading("Inputs"), _inputs_table(report))
+    doc.add(Heading("Outputs"), _outputs_table(report))
+    doc.add(Heading("Node audit"))
+    if report["nodes"]:
+        doc.add(_nodes_table(report))
+    else:
+        doc.add(Paragraph("No node of this model is audited (no TopK, ArgMax, ArgMin, scatter or ortops node), "
+                          "or fewer than two runtimes ran." if not report["audited"] else
+                          "Fewer than two runtimes ran: nothing to audit."))
+    unexplained = [o for o in report["outputs"] if o["verdict"] == "unexplained"]
+    if unexplained:
+        doc.add(Heading("Unexplained differences"))
+        for o in unexplained:
+            doc.add(Details(f"{o['output']} in {o['runtime']}", [Paragraph(o["explanation"]),
+                                                                 Paragraph((o["comparison"] or {}).get("detail", ""))],
+                            status="unexplained"))
+    return doc
+
+
+def write_reports(report: dict, out) -> tuple[pathlib.Path, pathlib.Path, pathlib.Path]:
+    """Write ``compare.json``, ``compare.md`` and ``compare.html`` into ``out`` (created if needed)."""
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, md_path, html_path = out / "compare.json", out / "compare.md", out / "compare.html"
+    json_path.write_text(json.dumps(report, indent=1, allow_nan=False, default=str) + "\n", encoding="utf-8")
+    doc = document(report)
+    md_path.write_text(markdown.render(doc), encoding="utf-8")
+    html_path.write_text(html_render.render(doc), encoding="utf-8")
+    return json_path, md_path, html_path
+
+
+def print_summary(report: dict, out) -> None:
+    """The terminal summary: runtimes, per-pair counts, and every output that differs."""
+    for r in report["runtimes"]:
+        line = f"runtime {r['name']}: {r['status']}"
+        line += f" ({r['version']}" + (f", {', '.join(f'{k}={v}' for k, v in r['settings'].items())}" if r["settings"]
+                                       else "") + ")" if r["version"] else ""
+        if r["status"] != "ok":
+            line += f": {r['detail']}"
+        if r.get("explanation"):
+            line += f" [{r['verdict']}: {r['explanation']}]"
+        console.print_line(out, line)
+    console.print_pairs(out, "compare", _pairs(report), STATUSES)
+    differing = [o for o in report["outputs"] if o["verdict"] != "match"]
+    if differing:
+        rows = [[o["output"], o["runtime"], Cell(o["verdict"], status=_STATUS[o["verdict"]]),
+                 str((o["comparison"] or {}).get("mismatches", "")), o["explanation"]] for o in differing]
+        console.print_table(out, Table(["output", "runtime", "verdict", "mismatches", "explanation"], rows),
+                            title="outputs that differ")
+    console.print_line(out, f"{report['summary']['verdict']} (exit status {report['summary']['exit_status']})")
