@@ -118,7 +118,8 @@ def _compare(args: argparse.Namespace) -> int:
         try:
             report = compare_mod.compare(args.model, inputs=args.inputs, seed=args.seed or 0, dims=dims,
                                          ties=args.ties, runtimes=runtimes, atol=args.atol, rtol=args.rtol,
-                                         openvino_precision=args.openvino_precision, progress=tell)
+                                         openvino_precision=args.openvino_precision, trace=args.trace,
+                                         progress=tell)
         except (compare_mod.InputError, compare_mod.ModelError) as exc:
             progress.stop()
             return fail(str(exc))
@@ -175,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--openvino-precision", choices=PRECISIONS, default="f32",
                       help="OpenVINO's INFERENCE_PRECISION_HINT (default: f32; 'default': the CPU plugin's choice, "
                            "bf16 on CPUs that have it)")
+    comp.add_argument("--trace", action="store_true",
+                      help="expose every tensor, not only the audited nodes', and name the first node where "
+                           "the runtimes split")
     comp.add_argument("--out", default="ortops-compare", help="report directory (default: ./ortops-compare)")
     comp.add_argument("--no-progress", action="store_true", help="no progress bar")
     comp.set_defaults(func=_compare)

@@ -279,3 +279,51 @@ def explain_failure(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, 
                     return finding, node
                 break
     return None
+
+
+class Origin(NamedTuple):
+    """A node where two runtimes split: its inputs agree within tolerance, an output does not."""
+
+    index: int
+    name: str
+    op: str
+    runtime: str
+    detail: str
+
+    def as_dict(self) -> dict:
+        return self._asdict()
+
+
+def origins(model: onnx.ModelProto, feed, results: Mapping[str, Mapping], baseline: str, *, atol: float,
+            rtol: float, base_dir: str | None = None) -> list[Origin]:
+    """With every tensor exposed (``--trace``): each node of the main graph, in graph order, whose
+    inputs agree in both runtimes and one of whose outputs does not. Nodes whose tensors a runtime
+    did not return are skipped."""
+    values = _Values(model, feed, base_dir)
+    found = []
+    base = results[baseline]
+    for runtime, other in results.items():
+        if runtime == baseline:
+            continue
+        for index, node in enumerate(model.graph.node):
+            pairs_in = [(values.get(base, n), values.get(other, n)) for n in node.input if n]
+            pairs_out = [(n, values.get(base, n), values.get(other, n)) for n in node.output if n]
+            if any(b is None or o is None for b, o in pairs_in) or any(b is None or o is None for _, b, o in pairs_out):
+                continue
+            if any(compare_arrays(o, b, atol=atol, rtol=rtol).status != "match" for b, o in pairs_in):
+                continue
+            for name, b, o in pairs_out:
+                comparison = compare_arrays(o, b, atol=atol, rtol=rtol)
+                if comparison.status != "match":
+                    op = f"{node.domain}::{node.op_type}" if node.domain not in _DEFAULT_DOMAINS else node.op_type
+                    found.append(Origin(index, node.name or f"#{index}", op, runtime,
+                                        f"output {name!r}: {comparison.detail}; max abs {comparison.max_abs}"))
+                    break
+    return found
+
+
+def origin_note(graph: Graph, output: str, runtime: str, found: Sequence[Origin]) -> str:
+    """`` first split: node (op)`` for the first traced origin upstream of ``output``, or ``""``."""
+    ancestors = graph.tensor_ancestors(output)
+    first = next((o for o in found if o.runtime == runtime and o.index in ancestors), None)
+    return "" if first is None else f"; the first node where the runtimes split is {first.name} ({first.op}): {first.detail}"

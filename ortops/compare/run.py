@@ -54,7 +54,7 @@ def _plain(value):
 def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike | None = None, seed: int = 0,
             dims: Mapping[str, int] | None = None, ties: bool = False, runtimes: Sequence[str] = RUNTIMES,
             atol: float = DEFAULT_ATOL, rtol: float = DEFAULT_RTOL, openvino_precision: str = "f32",
-            progress: Progress | None = None, timeout: float | None = None) -> dict:
+            trace: bool = False, progress: Progress | None = None, timeout: float | None = None) -> dict:
     """Run ``model_path`` in each runtime on the same inputs and explain every difference.
 
     Parameters
@@ -70,6 +70,10 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         Float tolerance, ``|other - base| <= atol + rtol * |base|``.
     openvino_precision : str, default "f32"
         OpenVINO's ``INFERENCE_PRECISION_HINT`` (``"default"``: the plugin's choice).
+    trace : bool, default False
+        Expose every tensor of the main graph, not only the audited nodes', and name the first node
+        where the runtimes split (``trace`` in the report). Costs memory; may change what a runtime
+        fuses.
 
     Returns
     -------
@@ -96,7 +100,11 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         source = "npz" if isinstance(inputs, (str, os.PathLike)) else "given"
     inputs_mod.check_feed(model, feed, dims)
     nodes = audit.audited_nodes(model)
-    audited, exposed = model_mod.audit_model(model, nodes)
+    exposed_nodes = nodes
+    if trace:
+        exposed_nodes = [model_mod.AuditedNode(i, n.name or f"#{i}", n.domain, n.op_type, tuple(n.input),
+                                               tuple(n.output)) for i, n in enumerate(model.graph.node)]
+    audited, exposed = model_mod.audit_model(model, exposed_nodes)
     original_outputs = [o.name for o in model.graph.output]
     results: dict[str, RuntimeResult] = {}
     with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:
@@ -122,6 +130,8 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
     base_dir = os.fspath(path.parent)
     node_results = (audit.audit_nodes(model, nodes, feed, ran, baseline, atol=atol, rtol=rtol, base_dir=base_dir)
                     if baseline else [])
+    found = (audit.origins(model, feed, ran, baseline, atol=atol, rtol=rtol, base_dir=base_dir)
+             if trace and baseline else [])
     output_rows = []
     for runtime in ran:
         if runtime == baseline:
@@ -138,6 +148,8 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
                 verdict, explanation, node = "match", "", None
             else:
                 verdict, explanation, node = audit.explain_output(graph, name, runtime, node_results)
+                if verdict == "unexplained":
+                    explanation += audit.origin_note(graph, name, runtime, found)
             output_rows.append({"output": name, "runtime": runtime, "verdict": verdict, "explanation": explanation,
                                 "node": node, "comparison": comparison.as_dict()})
     runtime_rows = []
@@ -161,12 +173,13 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
                   "opsets": {o.domain or "ai.onnx": o.version for o in model.opset_import},
                   "external_data": model_mod.external_files(model)},
         "settings": {"atol": atol, "rtol": rtol, "runtimes": list(runtimes), "openvino_precision": openvino_precision,
-                     "seed": seed if source == "generated" else None, "dims": dims, "ties": ties},
+                     "seed": seed if source == "generated" else None, "dims": dims, "ties": ties, "trace": trace},
         "inputs": _describe_inputs(feed, source, seed, ties),
         "baseline": baseline,
         "runtimes": runtime_rows,
         "outputs": output_rows,
         "nodes": [r.as_dict() for r in node_results],
+        "trace": [o.as_dict() for o in found],
         "audited": [{"node": n.name, "op": f"{n.domain}::{n.op_type}" if n.domain else n.op_type, "index": n.index}
                     for n in nodes],
         "seconds": round(time.perf_counter() - start, 3),
