@@ -93,7 +93,7 @@ def compare_arrays(got, want, *, atol: float = DEFAULT_ATOL, rtol: float = DEFAU
 
 
 def _max_rel(diff: np.ndarray, scale: np.ndarray) -> float:
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         rel = np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
     return float(np.max(rel)) if rel.size else 0.0
 

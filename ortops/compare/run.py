@@ -157,9 +157,9 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         row = {"name": name, "status": result.status, "detail": result.detail, "version": result.version,
                "settings": result.settings, "seconds": round(result.seconds, 3), "verdict": None, "node": None}
         if result.status in ("failed", "crashed"):
-            found = audit.explain_failure(model, nodes, feed, ran, base_dir) if ran or feed else None
-            if found is not None:
-                finding, node = found
+            cause = audit.explain_failure(model, nodes, feed, ran, base_dir)
+            if cause is not None:
+                finding, node = cause
                 row.update(verdict="explained", topic=finding.topic, node=node.name,
                            explanation=f"{model_mod.node_label(node)}: {finding.detail}")
             else:
@@ -200,8 +200,9 @@ def _summary(report: dict) -> dict:
         1 for r in broken if r["verdict"] == "unexplained")
     if unexplained:
         status, verdict = 1, "unexplained differences"
-    elif len(ran) < 2 and not broken:
-        status, verdict = 2, "fewer than two runtimes ran: nothing to compare"
+    elif len(ran) < 2:
+        status, verdict = 2, (f"fewer than two runtimes ran ({', '.join(ran) or 'none'}): nothing to compare"
+                              + ("; every failure has a visible cause" if broken else ""))
     else:
         status, verdict = 0, "every difference is within tolerance or explained"
     return {"outputs": count, "nodes": node_count, "runtimes_ran": ran, "unexplained": unexplained,

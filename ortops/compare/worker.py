@@ -33,6 +33,9 @@ def main(argv: list[str]) -> int:
         message = " ".join(str(exc).split())
         status.update(status="failed", detail=f"{type(exc).__name__}: {message[:2000]}")
     else:
+        # Sequences, maps and other non-tensor values are not compared.
+        outputs = {n: np.asarray(v) for n, v in outputs.items()
+                   if isinstance(v, np.ndarray) or np.asarray(v).dtype.kind in "biufc"}
         status["names"] = list(outputs)
         np.savez(out, **{f"t{i}": np.asarray(v) for i, v in enumerate(outputs.values())})
     out.with_suffix(".json").write_text(json.dumps(status))
