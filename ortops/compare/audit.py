@@ -260,12 +260,27 @@ def explain_output(graph: Graph, output: str, runtime: str, node_results: Sequen
     return "explained", f"follows from {names}: {first.detail}", first.node.name
 
 
+#: Element types a runtime may lack a kernel for -> the topic of the divergence table.
+_TYPE_TOPICS = {np.dtype(np.uint64): "uint64", np.dtype(np.float16): "float16-bfloat16"}
+
+
 def explain_failure(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, results: Mapping[str, Mapping],
-                    base_dir: str | None = None) -> tuple[Finding, AuditedNode] | None:
-    """A precheck finding (k outside its range, an out-of-range index) at an audited node, on the
-    tensors any runtime that ran computed: what may have made another runtime fail or crash."""
+                    base_dir: str | None = None, detail: str = "") -> tuple[Finding, AuditedNode] | None:
+    """Why a runtime failed or crashed, at an audited node: a precheck finding (k outside its
+    range, an out-of-range index) on the tensors any runtime that ran computed, or a kernel the
+    runtime lacks (its message ``detail`` says NOT_IMPLEMENTED and names the node) for a type of
+    :data:`_TYPE_TOPICS`."""
     values = _Values(model, feed, base_dir)
     audits = registry()
+    if "NOT_IMPLEMENTED" in detail:
+        for node in nodes:
+            if f"'{node.name}'" not in detail and f" {node.name} " not in detail:
+                continue
+            for outputs in (*results.values(), {}):
+                dtypes = {np.asarray(v).dtype for v in (values.get(outputs, n) for n in node.inputs) if v is not None}
+                topic = next((_TYPE_TOPICS[d] for d in dtypes if d in _TYPE_TOPICS), None)
+                if topic is not None:
+                    return Finding(topic, True, f"the runtime has no kernel for this node's {topic} data"), node
     for node in nodes:
         proto = model.graph.node[node.index]
         audit = audits.get(_key(proto))

@@ -104,13 +104,29 @@ def _inferred_types(model: onnx.ModelProto) -> dict[str, onnx.ValueInfoProto]:
     return {v.name: v for v in (*inferred.graph.value_info, *inferred.graph.output)}
 
 
-def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path) -> pathlib.Path:
-    """Write ``model`` into ``directory`` as ``model.onnx``; its external data files (relative
-    to ``source``'s folder) are hard-linked there, or symlinked, or copied as a last resort."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for location in external_files(model):
+def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path, tag: str) -> pathlib.Path:
+    """Write ``model`` where its runtimes can read it; returns the path (the caller removes it).
+
+    Without external data: ``directory/tag.onnx``. With external data, whose locations are relative
+    to ``source``'s folder: a hidden file in that folder (every runtime then finds the data where it
+    is, and onnx accepts it), else, if the folder is read-only, ``directory/tag/model.onnx`` next to
+    links to the data files (ONNX Runtime and OpenVINO follow them; onnx's loader refuses hard links,
+    so the reference runtime is told the original folder).
+    """
+    files = external_files(model)
+    data = model.SerializeToString()
+    if files:
+        path = source.parent / f".{source.stem}.ortops-compare-{os.getpid()}-{tag}.onnx"
+        try:
+            path.write_bytes(data)
+            return path
+        except OSError:
+            pass
+    folder = directory / tag
+    folder.mkdir(parents=True, exist_ok=True)
+    for location in files:
         original = (source.parent / location).resolve()
-        target = directory / location
+        target = folder / location
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists():
             continue
@@ -121,7 +137,6 @@ def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path) 
                 target.symlink_to(original)
             except OSError:
                 shutil.copyfile(original, target)
-    path = directory / "model.onnx"
-    with open(path, "wb") as f:
-        f.write(model.SerializeToString())
+    path = folder / "model.onnx"
+    path.write_bytes(data)
     return path

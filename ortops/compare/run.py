@@ -107,22 +107,30 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
     audited, exposed = model_mod.audit_model(model, exposed_nodes)
     original_outputs = [o.name for o in model.graph.output]
     results: dict[str, RuntimeResult] = {}
+    written: list[pathlib.Path] = []
     with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:
         tmp = pathlib.Path(tmp)
-        audited_path = model_mod.save(audited, path, tmp / "audited")
-        feed_path = tmp / "feed.npz"
-        _save_feed(feed, feed_path)
-        for runtime in runtimes:
-            tell(runtime)
-            settings = {"precision": openvino_precision} if runtime == "openvino" else {}
-            results[runtime] = run_in_child(runtime, audited_path, feed_path, settings, timeout=timeout)
-            if results[runtime].status == "failed" and exposed:
-                # The exposed tensors may be what the runtime refuses: retry on the model as it is.
-                plain_path = model_mod.save(model, path, tmp / "plain")
-                retry = run_in_child(runtime, plain_path, feed_path, settings, timeout=timeout)
-                if retry.status == "ok":
-                    results[runtime] = retry._replace(
-                        detail="ran without the audited tensors exposed: " + results[runtime].detail)
+        try:
+            audited_path = model_mod.save(audited, path, tmp, "audited")
+            written.append(audited_path)
+            feed_path = tmp / "feed.npz"
+            _save_feed(feed, feed_path)
+            common = {"external_dir": os.fspath(path.parent.resolve())}
+            for runtime in runtimes:
+                tell(runtime)
+                settings = {"precision": openvino_precision} if runtime == "openvino" else {}
+                results[runtime] = run_in_child(runtime, audited_path, feed_path, settings, common, timeout=timeout)
+                if results[runtime].status == "failed" and exposed:
+                    # The exposed tensors may be what the runtime refuses: retry on the model as it is.
+                    plain_path = model_mod.save(model, path, tmp, "plain")
+                    written.append(plain_path)
+                    retry = run_in_child(runtime, plain_path, feed_path, settings, common, timeout=timeout)
+                    if retry.status == "ok":
+                        results[runtime] = retry._replace(
+                            detail="ran without the audited tensors exposed: " + results[runtime].detail)
+        finally:
+            for file in written:
+                file.unlink(missing_ok=True)
     tell("compare")
     ran = {name: r.outputs for name, r in results.items() if r.status == "ok"}
     baseline = next(iter(ran), None)
@@ -157,7 +165,7 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         row = {"name": name, "status": result.status, "detail": result.detail, "version": result.version,
                "settings": result.settings, "seconds": round(result.seconds, 3), "verdict": None, "node": None}
         if result.status in ("failed", "crashed"):
-            cause = audit.explain_failure(model, nodes, feed, ran, base_dir)
+            cause = audit.explain_failure(model, nodes, feed, ran, base_dir, result.detail)
             if cause is not None:
                 finding, node = cause
                 row.update(verdict="explained", topic=finding.topic, node=node.name,

@@ -113,7 +113,9 @@ def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], sett
         if has_ortops_nodes(model):
             from ..session import InferenceSession
 
-            session = InferenceSession(onnx.load(model_path))
+            model = onnx.load(model_path, load_external_data=False)
+            onnx.load_external_data_for_model(model, settings.get("external_dir") or os.path.dirname(model_path))
+            session = InferenceSession(model)
             names = [o.name for o in session.get_outputs()]
         else:
             session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
@@ -138,22 +140,28 @@ def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], sett
     if runtime == "reference":
         from onnx.reference import ReferenceEvaluator
 
-        evaluator = ReferenceEvaluator(onnx.load(model_path), new_ops=reference_ops())
+        model = onnx.load(model_path, load_external_data=False)
+        onnx.load_external_data_for_model(model, settings.get("external_dir") or os.path.dirname(model_path))
+        evaluator = ReferenceEvaluator(model, new_ops=reference_ops())
         values = evaluator.run(None, dict(feed))
         return dict(zip(evaluator.output_names, values)), _version("onnx")
     raise ValueError(f"unknown runtime {runtime!r}; choose from {RUNTIMES}")
 
 
 def run_in_child(runtime: str, model_path: pathlib.Path, feed_path: pathlib.Path, settings: Mapping,
-                 *, timeout: float | None = None) -> RuntimeResult:
-    """Run ``runtime`` in a child process (``python -m ortops.compare.worker``) and collect its result."""
+                 context: Mapping | None = None, *, timeout: float | None = None) -> RuntimeResult:
+    """Run ``runtime`` in a child process (``python -m ortops.compare.worker``) and collect its result.
+
+    ``settings`` are the runtime's own (reported); ``context`` is what every runtime may need
+    (``external_dir``: the folder of the original model's external data).
+    """
     import time
 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"ortops-compare-{runtime}-") as tmp:
         out = pathlib.Path(tmp) / "outputs.npz"
         command = [sys.executable, "-m", "ortops.compare.worker", runtime, os.fspath(model_path),
-                   os.fspath(feed_path), os.fspath(out), json.dumps(dict(settings))]
+                   os.fspath(feed_path), os.fspath(out), json.dumps({**(context or {}), **settings})]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -165,7 +173,7 @@ def run_in_child(runtime: str, model_path: pathlib.Path, feed_path: pathlib.Path
             how = (f"killed by signal {-done.returncode}" if done.returncode < 0
                    else f"exit status {done.returncode}")
             tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-            return RuntimeResult(runtime, "crashed", f"the {runtime} process died ({how}): {tail}", "",
+            return RuntimeResult(runtime, "crashed", f"the {runtime} process died ({how})" + (f": {tail}" if tail else ""), "",
                                  dict(settings), {}, seconds)
         status = json.loads(status_path.read_text())
         outputs = {}

@@ -38,7 +38,7 @@ def tie_chain(path) -> str:
 def batch_norm_with_momentum(path) -> str:
     """BatchNormalization-9 with a ``momentum`` attribute (as PaddlePaddle's exporter writes it),
     feeding a standard TopK; the running statistics are far from the batch's."""
-    c = 4
+    c = 8
     inits = [helper.make_tensor(n, TensorProto.FLOAT, [c], v) for n, v in
              (("scale", [1.0] * c), ("bias", [0.0] * c), ("mean", [5.0] * c), ("var", [0.25] * c))]
     inits.append(helper.make_tensor("k", TensorProto.INT64, [1], [2]))

@@ -1,0 +1,103 @@
+"""The runtimes of ortops compare: the reference with ortops' ops, child processes, crashes, absence."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
+
+from ortops import builder
+from ortops.compare import compare, runtimes
+from ortops.compare.run import _save_feed
+from tests.compare import models
+from tests.conftest import brute_top_k
+
+
+def _side_by_side() -> onnx.ModelProto:
+    """The same data into a standard TopK (largest) and an ortops TopK (mode=min) of one name."""
+    nodes = [helper.make_node("TopK", ["x", "k"], ["std_values", "std_indices"], axis=-1, largest=1, sorted=1,
+                              name="standard"),
+             builder.top_k("x", "k", axis=-1, mode="min", sort="value", stable=1, index_element_type="i64",
+                           outputs=("ov_values", "ov_indices"), name="custom")]
+    graph = helper.make_graph(nodes, "both", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 7])],
+                              [helper.make_tensor_value_info(n, t, None) for n, t in
+                               (("std_values", TensorProto.FLOAT), ("std_indices", TensorProto.INT64),
+                                ("ov_values", TensorProto.FLOAT), ("ov_indices", TensorProto.INT64))],
+                              [helper.make_tensor("k", TensorProto.INT64, [1], [3])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                   helper.make_opsetid("ortops.openvino", builder.SCHEMA_VERSION)],
+                             ir_version=8)
+
+
+def test_reference_keeps_a_custom_top_k_apart_from_the_standard_one():
+    """FINDINGS: ReferenceEvaluator confuses a custom TopK with the standard one of the same name."""
+    x = np.random.default_rng(3).integers(0, 4, (6, 7)).astype(np.float32)
+    evaluator = ReferenceEvaluator(_side_by_side(), new_ops=runtimes.reference_ops())
+    out = dict(zip(evaluator.output_names, evaluator.run(None, {"x": x})))
+    assert out["std_indices"].tolist() == [brute_top_k(list(r), 3, largest=True) for r in x]
+    assert out["ov_indices"].tolist() == [brute_top_k(list(r), 3, largest=False) for r in x]
+
+
+def test_each_runtime_runs_in_a_child_and_returns_named_outputs(tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(_side_by_side(), path)
+    feed = tmp_path / "feed.npz"
+    x = np.random.default_rng(4).standard_normal((6, 7)).astype(np.float32)
+    _save_feed({"x": x}, feed)
+    for name in ("onnxruntime", "reference"):
+        result = runtimes.run_in_child(name, path, feed, {})
+        assert result.status == "ok", result.detail
+        assert result.outputs["ov_indices"].tolist() == [brute_top_k(list(r), 3, largest=False) for r in x]
+
+
+def test_a_runtime_that_aborts_is_reported_as_crashed_not_fatal(tmp_path):
+    """OpenVINO's CPU plugin writes out of bounds for a scatter index far below -d (FINDINGS)."""
+    pytest.importorskip("openvino")
+    path = models.scatter_update(tmp_path / "scatter.onnx")
+    feed = {"data": np.zeros(16, np.float32), "indices": np.array([0, -1_000_000_000, 2]),
+            "updates": np.ones(3, np.float32), "axis": np.array([0])}
+    report = compare(path, inputs=feed)
+    status = {r["name"]: r for r in report["runtimes"]}
+    assert status["onnxruntime"]["status"] == "failed" and "OpError" in status["onnxruntime"]["detail"]
+    assert status["openvino"]["status"] in ("crashed", "failed", "ok")  # what OpenVINO does is data
+    for row in report["runtimes"]:
+        if row["status"] in ("crashed", "failed"):
+            assert row["verdict"] == "explained" and row["topic"] == "out-of-range-indices", row
+    if status["openvino"]["status"] == "crashed":
+        assert "died" in status["openvino"]["detail"]
+    assert report["summary"]["exit_status"] == 2  # nothing could be compared
+
+
+def test_a_runtime_that_is_not_installed_is_reported_as_missing(tmp_path, monkeypatch):
+    fake = tmp_path / "site" / "openvino"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('hidden for this test')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake.parent), os.environ.get("PYTHONPATH", "")]))
+    path = models.tie_chain(tmp_path / "m.onnx")
+    report = compare(path, inputs={"x": models.tie_heavy((4, 16))})
+    status = {r["name"]: r for r in report["runtimes"]}
+    assert status["openvino"]["status"] == "missing" and "ortops[openvino]" in status["openvino"]["detail"]
+    assert status["onnxruntime"]["status"] == status["reference"]["status"] == "ok"
+    assert report["summary"]["exit_status"] == 0
+
+
+def test_a_model_a_runtime_refuses_is_reported_as_failed(tmp_path):
+    """ORT has no TopK kernel for uint64 (FINDINGS): reported, with ORT's message."""
+    graph = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="t")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.UINT64, [5])],
+                              [helper.make_tensor_value_info("v", TensorProto.UINT64, None),
+                               helper.make_tensor_value_info("i", TensorProto.INT64, None)],
+                              [helper.make_tensor("k", TensorProto.INT64, [1], [2])])
+    path = pathlib.Path(tmp_path / "u64.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
+    report = compare(path, inputs={"x": np.array([5, 1, 9, 2, 7], np.uint64)}, runtimes=["onnxruntime", "reference"])
+    ort = report["runtimes"][0]
+    if ort["status"] == "ok":
+        pytest.skip("this ORT has a uint64 TopK kernel")
+    assert ort["status"] == "failed" and ort["detail"]
+    assert ort["verdict"] == "explained" and ort["topic"] == "uint64" and ort["node"] == "t", ort
