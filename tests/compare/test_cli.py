@@ -1,0 +1,105 @@
+"""``ortops compare`` on the command line: exit statuses, one clear line for bad input, the reports."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ortops import cli
+from tests.compare import models
+
+
+def _compare(*args: str) -> int:
+    return cli.main(["compare", "--no-progress", *args])
+
+
+def _one_line(capsys) -> str:
+    out = capsys.readouterr().out.strip()
+    assert len(out.splitlines()) == 1, out
+    assert out.startswith("ortops compare: ")
+    return out
+
+
+def test_a_file_that_is_not_onnx_is_exit_2(tmp_path, capsys):
+    bad = tmp_path / "model.onnx"
+    bad.write_bytes(b"\x00\xffnot a model at all" * 10)
+    assert _compare(str(bad), "--out", str(tmp_path / "r")) == cli.EXIT_USAGE == 2
+    assert "is not an ONNX model" in _one_line(capsys)
+    assert _compare(str(tmp_path / "missing.onnx"), "--out", str(tmp_path / "r")) == 2
+    assert "no such file" in _one_line(capsys)
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("feed, message", [
+    ({"y": np.zeros((2, 16), np.float32)}, "missing ['x'], unknown ['y']"),
+    ({"x": np.zeros((2, 16), np.int64)}, "dtype int64, the model wants float32"),
+    ({"x": np.zeros((2, 15), np.float32)}, "axis 1 must be 16"),
+])
+def test_inputs_that_do_not_fit_are_exit_2(tmp_path, capsys, feed, message):
+    path = models.tie_chain(tmp_path / "m.onnx")
+    np.savez(tmp_path / "in.npz", **feed)
+    assert _compare(path, "--inputs", str(tmp_path / "in.npz"), "--out", str(tmp_path / "r")) == 2
+    assert message in _one_line(capsys)
+
+
+def test_a_missing_dim_is_exit_2_and_named(tmp_path, capsys):
+    path = models.tie_chain(tmp_path / "m.onnx")
+    assert _compare(path, "--out", str(tmp_path / "r")) == 2
+    assert "--dim n=VALUE" in _one_line(capsys)
+
+
+def test_other_usage_errors_are_exit_2(tmp_path, capsys):
+    path = models.tie_chain(tmp_path / "m.onnx")
+    existing = tmp_path / "file"
+    existing.write_text("keep")
+    assert _compare(path, "--dim", "n=2", "--out", str(existing)) == 2
+    assert "existing file" in _one_line(capsys)
+    assert _compare(path, "--dim", "n", "--out", str(tmp_path / "r")) == 2
+    assert "NAME=VALUE" in _one_line(capsys)
+    assert _compare(path, "--dim", "n=2", "--atol", "-1", "--out", str(tmp_path / "r")) == 2
+    _one_line(capsys)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["compare", path, "--runtimes", "tensorrt"])
+    assert exc.value.code == 2
+
+
+def test_reports_are_written_and_the_html_is_self_contained(tmp_path, capsys):
+    path = models.tie_chain(tmp_path / "m.onnx")
+    out = tmp_path / "r"
+    status = _compare(path, "--dim", "n=8", "--ties", "--seed", "5", "--runtimes", "onnxruntime", "reference",
+                      "--out", str(out))
+    report = json.loads((out / "compare.json").read_text())
+    assert status == report["summary"]["exit_status"] == 0
+    assert report["schema"] == "ortops.compare/1" and report["baseline"] == "onnxruntime"
+    assert report["settings"]["seed"] == 5 and report["settings"]["dims"] == {"n": 8}
+    assert [i["shape"] for i in report["inputs"]] == [[8, 16]] and report["inputs"][0]["distinct"] <= 4
+    assert [a["node"] for a in report["audited"]] == ["selection"]
+    page = (out / "compare.html").read_text()
+    assert "selection" in page and "<script" in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing fetched at view time
+    markdown = (out / "compare.md").read_text()
+    assert "## Node audit" in markdown and "`selection`" in markdown
+    printed = capsys.readouterr().out
+    assert "compare.html" in printed and 'pair="reference vs onnxruntime"' in printed
+
+
+def test_the_exit_status_is_1_for_an_unexplained_difference(tmp_path):
+    path = models.batch_norm_with_momentum(tmp_path / "bn.onnx")
+    status = _compare(path, "--runtimes", "onnxruntime", "reference", "--out", str(tmp_path / "r"))
+    report = json.loads((tmp_path / "r" / "compare.json").read_text())
+    assert status == report["summary"]["exit_status"]
+    assert status == (1 if report["summary"]["outputs"]["unexplained"] else 0)
+
+
+def test_the_command_runs_as_a_process(tmp_path):
+    path = models.tie_chain(tmp_path / "m.onnx")
+    done = subprocess.run([sys.executable, "-m", "ortops.cli", "compare", path, "--dim", "n=4",
+                           "--runtimes", "onnxruntime", "reference", "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every difference is within tolerance or explained" in done.stdout
