@@ -122,7 +122,7 @@ class NodeResult(NamedTuple):
                 "topic": self.topic, "detail": self.detail, "reason": self.reason}
 
 
-def reason_for(topic: str | None, runtime: str, op_type: str) -> str:
+def reason_for(topic: str | None, runtime: str, op_type: str | None) -> str:
     """The divergence table's reason for ``topic`` in ``runtime`` (else what the topic is)."""
     if topic is None:
         return ""
@@ -222,8 +222,10 @@ def audit_nodes(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, resu
             status = "explained" if finding.explained else "unexplained"
             detail = f"outputs {differing_out} differ: {finding.detail}"
             runtime = other_name if baseline != "openvino" else baseline
-            out.append(NodeResult(node, other_name, status, finding.topic, detail,
-                                  reason_for(finding.topic, runtime, node.op_type)))
+            # The table's op rows are about ortops' ops: a standard node of the same name gets the
+            # rows for every op, else what the topic is.
+            op = node.op_type if node.domain in DOMAINS else None
+            out.append(NodeResult(node, other_name, status, finding.topic, detail, reason_for(finding.topic, runtime, op)))
     return out
 
 

@@ -18,7 +18,7 @@ def _rows(report, runtime):
 
 def test_a_tie_is_explained_at_the_right_node_and_downstream(tmp_path):
     """ortops TopK with sort='index' on tie-heavy data: OpenVINO keeps other equal values at the k
-    boundary (FINDINGS). The difference reaches ``doubled`` through a Mul nobody audits."""
+    boundary. The difference reaches ``doubled`` through a Mul nobody audits."""
     pytest.importorskip("openvino")
     path = models.tie_chain(tmp_path / "ties.onnx")
     report = compare(path, inputs={"x": models.tie_heavy((64, 16))}, runtimes=["onnxruntime", "openvino"])
@@ -57,7 +57,7 @@ def test_a_genuine_difference_is_unexplained_and_traced_to_its_node(tmp_path):
 
 
 def test_an_int64_difference_outside_audited_nodes_is_unexplained(tmp_path):
-    """OpenVINO's CPU plugin computes int64 in int32 (FINDINGS): an Add of large values differs in a
+    """OpenVINO's CPU plugin computes int64 in int32: an Add of large values differs in a
     node ortops does not audit, so the difference stays unexplained."""
     pytest.importorskip("openvino")
     graph = helper.make_graph([helper.make_node("Add", ["x", "big"], ["y"], name="add")], "g",

@@ -35,7 +35,7 @@ def _side_by_side() -> onnx.ModelProto:
 
 
 def test_reference_keeps_a_custom_top_k_apart_from_the_standard_one():
-    """FINDINGS: ReferenceEvaluator confuses a custom TopK with the standard one of the same name."""
+    """onnx's ReferenceEvaluator, given new_ops naively, confuses a custom TopK with the standard one of the same name."""
     x = np.random.default_rng(3).integers(0, 4, (6, 7)).astype(np.float32)
     evaluator = ReferenceEvaluator(_side_by_side(), new_ops=runtimes.reference_ops())
     out = dict(zip(evaluator.output_names, evaluator.run(None, {"x": x})))
@@ -56,7 +56,7 @@ def test_each_runtime_runs_in_a_child_and_returns_named_outputs(tmp_path):
 
 
 def test_a_runtime_that_aborts_is_reported_as_crashed_not_fatal(tmp_path):
-    """OpenVINO's CPU plugin writes out of bounds for a scatter index far below -d (FINDINGS)."""
+    """OpenVINO's CPU plugin writes out of bounds for a scatter index far below -d."""
     pytest.importorskip("openvino")
     path = models.scatter_update(tmp_path / "scatter.onnx")
     feed = {"data": np.zeros(16, np.float32), "indices": np.array([0, -1_000_000_000, 2]),
@@ -87,7 +87,7 @@ def test_a_runtime_that_is_not_installed_is_reported_as_missing(tmp_path, monkey
 
 
 def test_a_model_a_runtime_refuses_is_reported_as_failed(tmp_path):
-    """ORT has no TopK kernel for uint64 (FINDINGS): reported, with ORT's message."""
+    """ORT has no TopK kernel for uint64 (ORT 1.31, 1.32): reported, with ORT's message."""
     graph = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="t")], "g",
                               [helper.make_tensor_value_info("x", TensorProto.UINT64, [5])],
                               [helper.make_tensor_value_info("v", TensorProto.UINT64, None),
