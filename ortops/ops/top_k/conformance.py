@@ -44,7 +44,7 @@ from ...conformance.onnx_vectors import onnx_vectors
 from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
 
 __all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "real_model_cases", "CASE_SOURCES",
-           "topics", "valid_top_k"]
+           "topics", "valid_top_k", "case_model"]
 
 OP = "TopK"
 _FLOATS = (np.float32, np.float64)
@@ -216,6 +216,15 @@ def _bfloat16_model(data: np.ndarray, k: int, attrs: dict, version: int | None):
         outputs += [("onnx_values", f32, out_dims), ("onnx_indices", TensorProto.INT64, out_dims)]
     return make_model(nodes, [("data", f32, dims(data.ndim))], outputs, onnx_opset=TOP_K_VERSIONS.get(version, 24),
                       initializers=[helper.make_tensor("k", TensorProto.INT64, [1], [k])])
+
+
+def case_model(case: Case):
+    """The model a saved case holds (``--save-cases``) when it is not the plain ortops node:
+    for bfloat16 data, float32 in, a Cast to bfloat16, the ortops TopK, a Cast back (k is an
+    initializer). None for every other case."""
+    if case.details.get("dtype") != "bfloat16":
+        return None
+    return _bfloat16_model(case.inputs["data"], int(case.inputs["k"].reshape(-1)[0]), case.attrs, None)
 
 
 def _judge_bfloat16(case: Case) -> list[Check]:
