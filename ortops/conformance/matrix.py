@@ -97,7 +97,7 @@ class Cell:
         parts += [f"{status} ({n}): {reason}" for status, n, reason in self.reasons]
         for topic, counts in sorted(self.elsewhere.items()):
             what = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts.get(s))
-            parts.append(f"{what} under `{topic}`" if topic != "-" else
+            parts.append(f"{what} under {topic}" if topic != "-" else
                          f"{what}, not comparable (no topic: see the summary per pair)")
         return "\n".join(parts)
 

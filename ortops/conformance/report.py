@@ -32,6 +32,7 @@ from .. import reporting
 from ..reporting import Cell, Document, Grid, Heading, PairSummary, Paragraph, Table, TopicCount
 from ..reporting.difference import jsonable, preview
 from . import matrix
+from ..reporting.document import STATUSES as SHOWN
 from .cases import SOURCES, STATUSES, Check, Result, combine, oracle_family
 
 __all__ = ["summary", "write_reports", "print_summary", "pair_summaries", "pair_of", "PAIRS", "document",
@@ -222,10 +223,10 @@ def document(results: Sequence[Result], data: dict) -> Document:
                       "under several topics)."),
             *reporting.summary_blocks(pair_summaries(results)))
     groups = Counter((r.case.op, r.case.source, r.status) for r in results)
-    by_source = [[op, source, *[groups.get((op, source, st), 0) for st in STATUSES]]
+    by_source = [[op, source, *[groups.get((op, source, st), 0) for st in SHOWN]]
                  for op in sorted({r.case.op for r in results}) for source in SOURCES
-                 if any(groups.get((op, source, st)) for st in STATUSES)]
-    doc.add(Heading("By op and source"), Table(["op", "source", *STATUSES], by_source, id="by-source"))
+                 if any(groups.get((op, source, st)) for st in SHOWN)]
+    doc.add(Heading("By op and source"), Table(["op", "source", *SHOWN], by_source, id="by-source"))
     doc.add(Heading("Divergence matrix"),
             Paragraph("Rows: topics, found from each case's inputs (values tie, NaN, a dtype, an integer mean, an "
                       "index or k out of range...) and from the topics its checks were judged under. ORT built-in, "
@@ -302,16 +303,16 @@ def print_summary(results: Sequence[Result], console=None, notes: Sequence[str] 
 
     console = console or out.make_console()
     groups = Counter((r.case.op, r.case.source, r.status) for r in results)
-    rows = [[op, source, *[groups.get((op, source, st), 0) for st in STATUSES]]
+    rows = [[op, source, *[groups.get((op, source, st), 0) for st in SHOWN]]
             for op in sorted({r.case.op for r in results}) for source in SOURCES
-            if any(groups.get((op, source, st)) for st in STATUSES)]
+            if any(groups.get((op, source, st)) for st in SHOWN)]
     s = summary(results)
-    rows.append(["all", "", *(s[st] for st in STATUSES)])
-    out.print_table(console, Table(["op", "source", *STATUSES], rows), title="ortops conformance")
+    rows.append(["all", "", *(s[st] for st in SHOWN)])
+    out.print_table(console, Table(["op", "source", *SHOWN], rows), title="ortops conformance")
     out.print_pairs(console, "conformance", pair_summaries(results))
     for note in notes:
         out.print_line(console, f"note: {note}")
     for r in results:
         if r.status == "unexplained":
             out.print_line(console, f"unexplained {r.case.op} {r.case.name}: {r.reason}")
-    out.print_line(console, "conformance " + " ".join(f"{k}={v}" for k, v in s.items()))
+    out.print_line(console, "conformance " + " ".join(f"{k}={s[k]}" for k in ("total", *SHOWN)))
