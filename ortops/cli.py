@@ -42,14 +42,57 @@ def _usage_error(console, message: str) -> int:
     return EXIT_USAGE
 
 
-def _conformance(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def _one_case(args: argparse.Namespace, console, openvino: bool) -> int:
+    """``--case NAME``: judge the named cases again (from ``--from DIR`` when given, else from
+    the case sources) and print everything about each."""
+    import difflib
 
     from . import conformance
+    from .conformance import saved
+    from .reporting import console as out
+
+    found, saved_meta, missing = [], {}, []
+    if args.from_dir:
+        for name in _unique(args.case):
+            try:
+                case, meta = saved.load(pathlib.Path(args.from_dir), name)
+            except FileNotFoundError as exc:
+                missing.append(str(exc))
+                continue
+            found.append(case)
+            saved_meta[name] = meta
+    else:
+        cases, notes = conformance.collect_cases(_unique(args.ops), _unique(args.sources))
+        by_name = {c.name: c for c in cases}
+        for name in _unique(args.case):
+            if name in by_name:
+                found.append(by_name[name])
+            else:
+                close = difflib.get_close_matches(name, list(by_name), n=3)
+                missing.append(f"no case named {name!r}" + (f" (close: {', '.join(close)})" if close else "")
+                               + (f"; {'; '.join(notes)}" if notes else ""))
+    if missing:
+        return _usage_error(console, "; ".join(missing))
+    worst = EXIT_OK
+    for case in found:
+        result = conformance.judge_case(case, openvino=openvino)
+        for line in saved.describe(result, saved_meta.get(case.name)):
+            out.print_line(console, line)
+        if result.status == "unexplained" or (case.name in saved_meta
+                                               and saved_meta[case.name]["status"] != result.status):
+            worst = EXIT_UNEXPLAINED
+        if args.save_cases:
+            saved.save(result, pathlib.Path(args.save_cases))
+    return worst
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    from . import conformance
     from .bridge import register
+    from .reporting import console as plain_console
 
     # On a pipe (a CI log) the terminal width means nothing: never wrap or cut a line there.
-    console = Console() if sys.stdout.isatty() else Console(width=400, soft_wrap=True)
+    console = plain_console.make_console()
     out = pathlib.Path(args.out)
     if out.exists() and not out.is_dir():
         return _usage_error(console, f"--out {out} is an existing file; give a directory for the reports")
@@ -62,8 +105,14 @@ def _conformance(args: argparse.Namespace) -> int:
 
         if not openvino_oracle.available():
             return _usage_error(console, "--oracle openvino needs the OpenVINO runtime: pip install 'ortops[openvino]'")
+    if args.save_cases and pathlib.Path(args.save_cases).exists() and not pathlib.Path(args.save_cases).is_dir():
+        return _usage_error(console, f"--save-cases {args.save_cases} is an existing file; give a directory")
+    if args.from_dir and not args.case:
+        return _usage_error(console, "--from DIR reruns saved cases: name them with --case NAME")
     start = time.perf_counter()
     register()
+    if args.case:
+        return _one_case(args, console, openvino)
     cases, notes = conformance.collect_cases(_unique(args.ops), _unique(args.sources))
     needed = args.min_cases or 1
     if len(cases) < needed:
@@ -73,8 +122,15 @@ def _conformance(args: argparse.Namespace) -> int:
     results = conformance.run(cases, progress=not args.no_progress, openvino=openvino)
     seconds = time.perf_counter() - start
     json_path, md_path = conformance.write_reports(results, out, notes, seconds)
+    if args.save_cases:
+        from .conformance import saved
+
+        for result in results:
+            saved.save(result, pathlib.Path(args.save_cases))
     conformance.print_summary(results, console, notes)
-    console.print(f"{len(results)} cases in {seconds:.1f} s. Report: {md_path} and {json_path}", highlight=False)
+    plain_console.print_line(console, f"{len(results)} cases in {seconds:.1f} s. Report: {md_path}, "
+                                      f"{md_path.with_suffix('.html')} and {json_path}"
+                                      + (f". Cases saved in {args.save_cases}" if args.save_cases else ""))
     return EXIT_UNEXPLAINED if conformance.summary(results)["unexplained"] else EXIT_OK
 
 
@@ -151,6 +207,14 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--min-cases", type=int, metavar="N",
                       help="exit 2 unless at least N cases are judged (default: 1; a run that judges nothing fails)")
     conf.add_argument("--no-progress", action="store_true", help="no progress bar")
+    conf.add_argument("--save-cases", metavar="DIR",
+                      help="also write each case as NAME.onnx, NAME.inputs.npz, NAME.expected.npz and NAME.json "
+                           "(its expected outputs and verdicts)")
+    conf.add_argument("--case", action="append", metavar="NAME",
+                      help="judge only the case NAME (repeatable) and print everything about it; no report")
+    conf.add_argument("--from", dest="from_dir", metavar="DIR",
+                      help="with --case: load the case saved by --save-cases in DIR instead of collecting it, "
+                           "and compare the new verdict with the saved one (exit 1 when it changed)")
     conf.set_defaults(func=_conformance)
     from .compare.outputs import DEFAULT_ATOL, DEFAULT_RTOL
     from .compare.runtimes import PRECISIONS, RUNTIMES

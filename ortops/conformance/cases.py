@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ..reporting.difference import Difference, jsonable
+
 __all__ = ["Case", "Check", "Result", "STATUSES", "SOURCES", "ORACLE_FAMILIES", "combine", "oracle_family"]
 
 #: Verdicts, from best to worst.
@@ -52,18 +54,38 @@ class Case:
     onnx_versions: tuple[int, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def dtype(self) -> str:
+        """The element type of the data the user's model carries: ``details["dtype"]`` when the
+        case carries it in another type (bfloat16 data travels as float32 into a Cast), else
+        the dtype of the ``data`` input (or the first input)."""
+        data = self.inputs.get("data", next(iter(self.inputs.values())))
+        return str(self.details.get("dtype", data.dtype))
+
 
 @dataclass
 class Check:
-    """One oracle's verdict on a case: ``agree``, ``explained``, ``unexplained`` or ``skipped``."""
+    """One oracle's verdict on a case: ``agree``, ``explained``, ``unexplained`` or ``skipped``.
+
+    ``reason`` is the general cause (for an explained check, the divergence table's reason);
+    ``detail`` what was observed in this case, as text; ``topic`` the divergence topic
+    (:data:`ortops.divergences.TOPICS`) it was judged under; ``difference`` the concrete
+    difference as data (:class:`ortops.reporting.Difference`: what each side returned, the
+    first differing position). Without a ``detail``, the difference's one-line description
+    becomes it. The runner gives every non-agree check a difference
+    (:func:`ortops.conformance.compare.complete_differences`).
+    """
 
     oracle: str
     status: str
     reason: str = ""
-    detail: str = ""  # what was observed in this case; ``reason`` is the general cause
-    topic: str | None = None  # the divergence topic (ortops.divergences.TOPICS) it was judged under
+    detail: str = ""
+    topic: str | None = None
+    difference: Difference | None = None
 
     def __post_init__(self):
+        if self.difference is not None and not self.detail:
+            self.detail = self.difference.describe()
         if self.status not in STATUSES:
             raise ValueError(f"status {self.status!r} is not one of {STATUSES}")
         if self.status != "agree" and not self.reason:
@@ -96,6 +118,7 @@ class Result:
         return verdicts
 
     def to_json(self) -> dict[str, Any]:
+        """The case and its verdicts as JSON-ready data (``report.json``'s ``cases`` items)."""
         c = self.case
         data = c.inputs.get("data", next(iter(c.inputs.values())))
         return {
@@ -104,14 +127,15 @@ class Result:
             "source": c.source,
             "status": self.status,
             "reason": self.reason,
-            "dtype": str(data.dtype),
+            "dtype": c.dtype,
             "shape": list(data.shape),
             "attributes": {k: (v.item() if isinstance(v, np.generic) else v) for k, v in c.attrs.items()},
             "oracles": {family: status for family, (status, _) in self.oracles().items()},
             "oracle_reasons": {family: reason for family, (status, reason) in self.oracles().items() if reason},
-            "checks": [{"oracle": k.oracle, "status": k.status, "reason": k.reason, "detail": k.detail,
-                        **({"topic": k.topic} if k.topic else {})} for k in self.checks],
-            "details": c.details,
+            "checks": [{"oracle": k.oracle, "family": oracle_family(k.oracle), "status": k.status,
+                        "reason": k.reason, "detail": k.detail, "topic": k.topic,
+                        "difference": k.difference.to_json() if k.difference else None} for k in self.checks],
+            "details": jsonable(c.details),
             "seconds": round(self.seconds, 4),
         }
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["same", "describe_difference", "has_nan", "has_ties", "tolerance"]
+from ..reporting.difference import Difference, preview
+
+__all__ = ["same", "describe_difference", "difference", "has_nan", "has_ties", "tolerance", "complete_differences"]
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -50,3 +52,38 @@ def describe_difference(name: str, got: np.ndarray, want: np.ndarray) -> str:
 
 def _isnan(a: np.ndarray) -> np.ndarray:
     return np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+
+
+def difference(output: str, got, want, *, right: str, left: str = "ortops", note: str = "") -> Difference:
+    """The concrete difference between ``got`` (returned by ``left``) and ``want`` (by
+    ``right``) for the output named ``output``, as data (:class:`ortops.reporting.Difference`)."""
+    return Difference.of(output, left, got, right, want, note)
+
+
+def complete_differences(case, checks) -> None:
+    """Give every non-agree check without a difference one: what ortops returned on the case
+    (its spec's reference answer, which the ``reference`` check compares with ortops, or the
+    OpError it raises) against what the check's oracle observed (its detail, or its reason
+    when it could not run). Judges that compared arrays attach their own, element by element;
+    this covers the verdicts that are about an outcome (a skipped oracle, an error)."""
+    missing = [c for c in checks if c.status != "agree" and c.difference is None]
+    if not missing:
+        return
+    import importlib
+
+    from ..errors import OpError
+    from ..ops import by_name
+
+    try:
+        outputs = importlib.import_module(by_name(case.op).oracle).expected(case.inputs, case.attrs)
+        names = by_name(case.op).outputs
+        ours = "; ".join(f"{n}={preview(o)}" for n, o in zip(names, outputs))
+    except OpError as exc:
+        ours = f"OpError ({exc.kind}): {exc.detail}"
+    except Exception as exc:  # noqa: BLE001 - the report says what could not be computed
+        ours = f"(not computed: {type(exc).__name__}: {exc})"
+    for check in missing:
+        theirs = check.detail or check.reason
+        if check.status == "skipped":
+            theirs = f"not compared: {check.detail or check.reason}"
+        check.difference = Difference.outcome("ortops (= the reference)", ours, check.oracle, theirs)

@@ -1,30 +1,47 @@
-"""The divergence matrix of ``report.md``: semantic topics against specs and runtimes.
+"""The divergence matrix of the report: semantic topics against specs and runtimes, in cases.
 
-Rows are topics. A case belongs to a topic because of what its inputs *are* (values tie,
-NaN is present, an integer mean, an index out of range...), found by :func:`case_topics`.
-The runtime columns (ORT built-in, OpenVINO runtime, ortops) are filled from the verdicts
-the run observed on those cases; OpenVINO's own checks also carry the topic they were
-explained under. The spec columns quote the op specifications (and ncnn's
-algorithm, which cannot run here: the pip wheel has no ArgMax layer), since a spec is read,
-not run.
+Rows are topics (:data:`ortops.divergences.TOPICS`). A case belongs to a topic because of what
+its inputs *are* (values tie, NaN is present, an integer mean, float64 data, an index out of
+range...; :func:`case_topics`) or because one of its checks was judged under that topic
+(``Check.topic``): :func:`row_topics`. So every runtime column of a row counts the same cases.
+
+The runtime columns (ORT built-in, OpenVINO runtime, ortops) count **cases**: each case's
+checks of that column's oracle family are combined into one verdict (as ``report.json``'s
+``oracles`` does), and the cell says how many cases got each verdict. Reasons come only from
+checks judged under the row's own topic: a case whose difference is explained under another
+topic is counted as such ("2 explained under `nan`"), never quoted with that topic's reason.
+The spec columns quote the topic's row of the divergence table (the op specifications, and
+ncnn's algorithm, which cannot run here: the pip wheel has no ArgMax layer).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from typing import Sequence
 
-
 from .. import divergences
-from .cases import Case, Check, Result, oracle_family
+from ..reporting.document import STATUSES
+from .cases import STATUSES as SEVERITY
+from .cases import Case, Check, Result, combine, oracle_family
 from .compare import has_nan
 from .runner import suite
 
-__all__ = ["ROWS", "COLUMNS", "case_topics", "matrix", "markdown"]
+__all__ = ["ROWS", "COLUMNS", "RUNTIME_COLUMNS", "SPEC_COLUMNS", "Cell", "case_topics", "row_topics", "matrix"]
 
-#: The matrix's rows (:data:`ortops.divergences.MATRIX_ROWS`).
+#: The rows every matrix shows (:data:`ortops.divergences.MATRIX_ROWS`); other topics are
+#: added when a case of the run hits them.
 ROWS = divergences.MATRIX_ROWS
 COLUMNS = ("ONNX spec", "ORT built-in", "OpenVINO spec", "OpenVINO runtime", "ncnn", "ortops")
+#: runtime column -> the oracle families it combines (:func:`ortops.conformance.cases.oracle_family`).
+RUNTIME_COLUMNS = {"ORT built-in": ("onnxruntime",), "OpenVINO runtime": ("openvino",),
+                   "ortops": ("reference", "ortops")}
+SPEC_COLUMNS = {"ONNX spec": "onnx_spec", "OpenVINO spec": "openvino_spec", "ncnn": "ncnn"}
+#: Topics that say something about the run, not about semantics: never a row.
+_NOT_ROWS = ("openvino-missing",)
+#: dtype -> topic, read off the data the user's model carries.
+_DTYPE_TOPICS = {"uint64": "uint64", "float16": "float16-bfloat16", "bfloat16": "float16-bfloat16",
+                 "float64": "float64-precision", "int64": "int32-narrowing", "uint32": "int32-narrowing"}
 
 
 def case_topics(case: Case) -> set[str]:
@@ -34,81 +51,110 @@ def case_topics(case: Case) -> set[str]:
     if data is None:
         return set()
     topics = set()
-    dtype_name = case.details.get("dtype", str(data.dtype))
     if has_nan(data):  # NaN cases are filed under "nan" only: their NaN order would hide the tie story
         topics.add("nan")
-    if dtype_name == "uint64":
-        topics.add("uint64")
-    if dtype_name in ("float16", "bfloat16"):
-        topics.add("float16-bfloat16")
+    if case.dtype in _DTYPE_TOPICS:
+        topics.add(_DTYPE_TOPICS[case.dtype])
     return topics | suite(case.op).topics(case)
 
 
-def _summary(checks: list[Check], cases: int) -> str:
-    if not checks:
-        return f"not run ({cases} cases)" if cases else "no case in this run"
-    counts = Counter(c.status for c in checks)
-    parts = [f"{counts[s]} {s}" for s in ("agree", "explained", "skipped", "unexplained") if counts[s]]
-    worst = next((c for s in ("unexplained", "explained", "skipped") for c in checks if c.status == s), None)
-    text = ", ".join(parts)
-    if worst is not None:
-        reason = worst.reason if len(worst.reason) <= 140 else worst.reason[:137] + "..."
-        text += f" — {reason}"
-    return text
+def row_topics(result: Result) -> set[str]:
+    """The matrix rows a judged case counts in: :func:`case_topics` and every topic one of its
+    checks was judged under."""
+    found = case_topics(result.case) | {c.topic for c in result.checks if c.topic}
+    return {t for t in found if t not in _NOT_ROWS}
 
 
-def matrix(results: Sequence[Result]) -> dict[str, dict[str, str]]:
-    """{topic: {column: cell}} for every row of :data:`ROWS` (plus OpenVINO-only topics seen)."""
-    from . import openvino_oracle
+@dataclass
+class Cell:
+    """One runtime cell: how many of the row's cases got each verdict from that runtime, the
+    reasons of the verdicts judged under the row's own topic (status, cases, reason), and the
+    cases whose verdict was judged under another topic (topic -> status -> cases)."""
 
+    cases: int = 0
+    counts: Counter = field(default_factory=Counter)
+    reasons: list[tuple[str, int, str]] = field(default_factory=list)
+    elsewhere: dict[str, Counter] = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def judged(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def status(self) -> str:
+        """The worst verdict counted (colours the cell), or ``"none"``."""
+        return next((s for s in reversed(SEVERITY) if self.counts.get(s)), "none")
+
+    def text(self) -> str:
+        if not self.cases:
+            return "no case in this run"
+        if not self.judged:
+            return f"not run on these {self.cases} cases" + (f" ({self.note})" if self.note else "")
+        parts = [", ".join(f"{self.counts[s]} {s}" for s in STATUSES if self.counts.get(s)) or "not judged"]
+        if self.judged < self.cases:
+            parts[0] += f" ({self.cases - self.judged} of {self.cases} cases not judged)"
+        parts += [f"{status} ({n}): {reason}" for status, n, reason in self.reasons]
+        for topic, counts in sorted(self.elsewhere.items()):
+            what = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts.get(s))
+            parts.append(f"{what} under {topic}" if topic != "-" else
+                         f"{what}, not comparable (no topic: see the summary per pair)")
+        return "\n".join(parts)
+
+
+def _verdict(checks: list[Check], families: tuple[str, ...]) -> str:
+    if "reference" in families:
+        return combine(checks)[0]
+    return combine([Check("reference", "agree"), *checks])[0]
+
+
+def _cell(topic: str, results: Sequence[Result], families: tuple[str, ...]) -> Cell:
+    cell = Cell(cases=len(results))
+    reasons: Counter = Counter()
+    for r in results:
+        checks = [c for c in r.checks if oracle_family(c.oracle) in families]
+        if not checks:
+            continue
+        status = _verdict(checks, families)
+        cell.counts[status] += 1
+        if status == "agree":
+            continue
+        responsible = [c for c in checks if c.status == status]
+        own = [c for c in responsible if c.topic == topic]
+        if own or status == "unexplained":
+            for reason in dict.fromkeys(c.reason for c in (own or responsible)):
+                reasons[(status, reason)] += 1
+        else:
+            for other in dict.fromkeys(c.topic or "-" for c in responsible):
+                cell.elsewhere.setdefault(other, Counter())[status] += 1
+    cell.reasons = [(status, n, reason) for (status, reason), n in
+                    sorted(reasons.items(), key=lambda item: (STATUSES.index(item[0][0]), -item[1]))]
+    return cell
+
+
+def matrix(results: Sequence[Result]) -> dict[str, dict[str, Cell | str]]:
+    """{topic: {column: cell}}: the rows of :data:`ROWS`, then any other topic a case hit.
+
+    Spec columns are strings (the topic's row of the divergence table); runtime columns are
+    :class:`Cell` objects (``cell.text()`` for the text, ``cell.status`` for the colour).
+    """
     by_topic: dict[str, list[Result]] = defaultdict(list)
     for r in results:
-        for topic in case_topics(r.case):
+        for topic in row_topics(r):
             by_topic[topic].append(r)
-    openvino_topics: dict[str, list[Check]] = defaultdict(list)
-    for r in results:
-        for c in r.checks:
-            if oracle_family(c.oracle) == "openvino":
-                topic = openvino_oracle.topic_of(c)
-                if topic and r not in by_topic[topic]:
-                    openvino_topics[topic].append(c)
-    rows = list(ROWS) + sorted(t for t in openvino_topics if t not in ROWS and t in openvino_oracle.TOPICS
-                               and t not in ("invalid-input", "openvino-missing"))
+    known = [t.key for t in divergences.TOPICS]
+    rows = list(ROWS) + [t for t in known if t in by_topic and t not in ROWS]
     table = {}
     for topic in rows:
-        cases = by_topic.get(topic, [])
-        family = defaultdict(list)
-        for r in cases:
-            for c in r.checks:
-                family[oracle_family(c.oracle)].append(c)
         row = divergences.topic(topic)
-        onnx_spec, openvino_spec, ncnn = row.onnx_spec, row.openvino_spec, row.ncnn
-        ours = family["reference"] + family["ortops"]
-        table[topic] = {
-            "ONNX spec": onnx_spec,
-            "ORT built-in": _summary(family["onnxruntime"], len(cases)),
-            "OpenVINO spec": openvino_spec,
-            "OpenVINO runtime": _summary(family["openvino"] + openvino_topics.get(topic, []), len(cases)),
-            "ncnn": ncnn,
-            "ortops": _summary(ours, len(cases)),
-        }
+        cells: dict[str, Cell | str] = {}
+        for column in COLUMNS:
+            if column in SPEC_COLUMNS:
+                cells[column] = getattr(row, SPEC_COLUMNS[column]) or "not a spec question"
+            else:
+                cells[column] = _cell(topic, by_topic.get(topic, []), RUNTIME_COLUMNS[column])
+                if column == "OpenVINO runtime" and not any(oracle_family(c.oracle) == "openvino"
+                                                            for r in results for c in r.checks):
+                    cells[column].note = "add --oracle openvino"
+        table[topic] = cells
     return table
-
-
-def markdown(results: Sequence[Result]) -> list[str]:
-    """The matrix as Markdown lines, with a legend."""
-    table = matrix(results)
-    lines = [
-        "## Divergence matrix",
-        "",
-        "Rows: topics, found from each case's inputs. ORT built-in, OpenVINO runtime and ortops: the verdicts "
-        "observed in this run on those cases (ortops: against the NumPy reference of the spec, and its own "
-        "checks such as raising OpError), with the first non-agree reason. Spec columns quote the op specifications (OpenVINO's TopK-11 and ScatterElementsUpdate-12, ONNX's TopK, ScatterElements and ArgMax pages); ncnn is its algorithm "
-        "(not run: the pip wheel has no ArgMax layer).",
-        "",
-        "| topic | " + " | ".join(COLUMNS) + " |",
-        "|---|" + "---|" * len(COLUMNS),
-    ]
-    for topic, cells in table.items():
-        lines.append(f"| {topic} | " + " | ".join(cells[c].replace("|", "\\|") for c in COLUMNS) + " |")
-    return lines

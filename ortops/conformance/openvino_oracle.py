@@ -58,7 +58,8 @@ from ..ops import by_name
 from .cases import Case, Check
 from .compare import describe_difference, same, tolerance
 
-__all__ = ["ORACLE", "TOPICS", "judge_openvino", "topic_of", "available", "check", "run_openvino", "short", "close",
+__all__ = ["ORACLE", "TOPICS", "judge_openvino", "topic_of", "available", "check", "structured_difference",
+           "run_openvino", "short", "close",
            "to_work", "nan_evidence", "difference"]
 
 ORACLE = "openvino"
@@ -81,9 +82,22 @@ def topic_of(check: Check) -> str | None:
     return check.topic if check.topic in TOPICS else None
 
 
-def check(status: str, topic: str | None, reason: str = "", detail: str = "") -> Check:
-    """An OpenVINO check with its topic."""
-    return Check(ORACLE, status, reason, detail, topic=topic)
+def check(status: str, topic: str | None, reason: str = "", detail: str = "", difference=None) -> Check:
+    """An OpenVINO check with its topic (and, optionally, its concrete difference)."""
+    return Check(ORACLE, status, reason, detail, topic=topic, difference=difference)
+
+
+def structured_difference(case: Case, got, want):
+    """The first output where OpenVINO's answer (``got``) and ortops' (``want``) differ, as a
+    :class:`ortops.reporting.Difference` (outputs named as in the op's spec)."""
+    from ..reporting.difference import Difference
+
+    pairs = list(zip(by_name(case.op).outputs, got, want))
+    for name, g, w in pairs:
+        if not same(g, w):
+            return Difference.of(name, "ortops", w, ORACLE, g)
+    name, g, w = pairs[0]
+    return Difference.of(name, "ortops", w, ORACLE, g, note="equal within the tolerance")
 
 
 def available() -> bool:
@@ -199,21 +213,30 @@ def _openvino_message(exc: Exception) -> str:
 def _explain(case: Case, got, want) -> Check:
     explained = _op_oracle(case).explain(case, got, want)
     if explained is not None:
+        if explained.difference is None:
+            explained.difference = structured_difference(case, got, want)
         return explained
     return check("unexplained", None, "OpenVINO and ortops differ and no known behaviour accounts for it",
-                 f"{difference(case, got, want)}; OpenVINO: {short(got)}; ortops: {short(want)}")
+                 f"{difference(case, got, want)}; OpenVINO: {short(got)}; ortops: {short(want)}",
+                 difference=structured_difference(case, got, want))
 
 
 def _judge_error(case: Case, error: OpError) -> Check:
     topic = divergences.ERROR_TOPICS.get(error.kind, "invalid-input")
     oracle = _op_oracle(case)
+    from ..reporting.difference import Difference
+
+    ours = f"OpError ({error.kind}): {error.detail}"
     if not getattr(oracle, "RUN_INVALID", True):
-        return check("skipped", topic, oracle.NOT_RUN, f"ortops: {error}")
+        return check("skipped", topic, oracle.NOT_RUN, f"ortops: {error}",
+                     Difference.outcome("ortops", ours, ORACLE, f"not run: {oracle.NOT_RUN}"))
     try:
         got = run_openvino(case)
     except (RuntimeError, OpError) as exc:
-        return check("skipped", topic, _ERROR_BOTH, f"ortops: {error}; OpenVINO: {_openvino_message(exc)}")
-    return check("explained", topic, _ERROR_RETURNED, f"ortops: {error}; OpenVINO returns {short(got)}")
+        return check("skipped", topic, _ERROR_BOTH, f"ortops: {error}; OpenVINO: {_openvino_message(exc)}",
+                     Difference.outcome("ortops", ours, ORACLE, f"rejects: {_openvino_message(exc)}"))
+    return check("explained", topic, _ERROR_RETURNED, f"ortops: {error}; OpenVINO returns {short(got)}",
+                 Difference.outcome("ortops", ours, ORACLE, f"returns {short(got)}"))
 
 
 # --- the judge ---------------------------------------------------------------------------------------

@@ -19,11 +19,18 @@ from .. import builder
 from ..builder.schemas import SCHEMA_VERSION
 from ..ops import OPENVINO_DOMAIN
 
-__all__ = ["available", "TEXTS", "TOP_K", "IN_GRAPH", "ocr_run"]
+__all__ = ["available", "TEXTS", "TOP_K", "IN_GRAPH", "ocr_run", "line_name"]
 
 #: Lines that the recogniser decodes exactly at 320x48 (checked by tests/test_ocr.py).
 TEXTS = ("TopK 2026 ONNX", "OpenVINO TopK-11", "ONNX Runtime 1.31", "ScatterElementsUpdate")
 TOP_K = 5
+
+
+def line_name(n: int) -> str:
+    """The stem of the case names of the ``n``-th line of :data:`TEXTS` (``ocr_line1``...):
+    names never come from the rendered text, which a reader would take for an op name."""
+    return f"ocr_line{n + 1}"
+
 #: The attributes of the ortops TopK node inside the OCR graph.
 IN_GRAPH = dict(axis=-1, mode="max", sort="value", stable=1, index_element_type="i64")
 

@@ -11,6 +11,7 @@ from types import ModuleType
 from ..ops import OPS
 from . import real_model
 from .cases import Case, Check, Result
+from .compare import complete_differences
 
 __all__ = ["SUITES", "suite", "collect_cases", "judge_case", "run"]
 
@@ -45,6 +46,12 @@ def collect_cases(ops: Sequence[str] | None = None, sources: Sequence[str] | Non
                 notes.append(f"{op}: no real-model cases: the ocr extra is not installed (pip install 'ortops[ocr]')")
                 continue
             cases += make()
+    seen: dict[str, Case] = {}
+    for case in cases:
+        if case.name in seen:
+            raise ValueError(f"two conformance cases are named {case.name!r} ({seen[case.name].op} and {case.op}): "
+                             "a case name must be unique across ops (reports and --case use it)")
+        seen[case.name] = case
     return cases, notes
 
 
@@ -66,6 +73,7 @@ def judge_case(case: Case, *, openvino: bool = False) -> Result:
             checks += openvino_oracle.judge_openvino(case)
         except Exception as exc:  # noqa: BLE001 - an oracle bug must not hide the suite's checks
             checks.append(Check("openvino", "unexplained", f"{type(exc).__name__}: {exc}"))
+    complete_differences(case, checks)
     return Result(case, checks, time.perf_counter() - start)
 
 

@@ -83,7 +83,8 @@ def print_table(console, table: Table, title: str = "") -> None:
 def pair_line(label: str, pair: PairSummary, statuses: Sequence[str] = STATUSES) -> str:
     """One greppable line for ``pair``: ``label pair="..." cases=N agree=N ...``."""
     counts = " ".join(f"{s}={pair.counts.get(s, 0)}" for s in statuses)
-    return f'{label} pair="{pair.name}" {pair.unit}={pair.total} {counts}'
+    note = f' note="{pair.note}"' if pair.note else ""
+    return f'{label} pair="{pair.name}" {pair.unit}={pair.total} {counts}{note}'
 
 
 def print_pairs(console, label: str, pairs: Sequence[PairSummary], statuses: Sequence[str] = STATUSES) -> None:

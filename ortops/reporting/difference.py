@@ -17,20 +17,22 @@ import numpy as np
 
 __all__ = ["Difference", "preview", "jsonable", "PREVIEW_ITEMS"]
 
-#: Arrays up to this many elements are printed whole; larger ones keep their first and last
-#: few elements (``...`` between them, as NumPy prints them).
+#: Arrays up to this many elements are printed whole; larger ones as dtype, shape and their
+#: first 8 elements in C order.
 PREVIEW_ITEMS = 64
 
 
 def preview(array: Any, limit: int = PREVIEW_ITEMS) -> str:
-    """``array`` printed on one line: whole up to ``limit`` elements, else NumPy's summary
-    (first and last 3 per dimension). A non-array is ``str(value)``."""
+    """``array`` printed on one line: whole up to ``limit`` elements, else its dtype, shape,
+    size and first 8 elements in C order. A non-array is ``str(value)``."""
     if not isinstance(array, (np.ndarray, np.generic, list, tuple)):
         return str(array)
     a = np.asarray(array)
-    with np.printoptions(threshold=limit, edgeitems=3, linewidth=10**9, floatmode="maxprec"):
-        text = np.array2string(a, separator=", ")
-    return " ".join(text.split())
+    with np.printoptions(threshold=max(limit, 1), linewidth=10**9, floatmode="maxprec"):
+        if a.size <= limit:
+            return " ".join(np.array2string(a, separator=", ").split())
+        head = " ".join(np.array2string(a.reshape(-1)[:8], separator=", ").split())
+    return f"{a.dtype} {list(a.shape)}, {a.size} elements, first in C order: {head[:-1]}, ...]"
 
 
 def jsonable(value: Any) -> Any:

@@ -27,17 +27,35 @@ def test_topics_are_read_off_the_inputs():
     assert case_topics(arg_max) == {"ncnn-tie-rule"}
 
 
-def test_cells_count_observed_verdicts_per_oracle_family():
+def test_cells_count_cases_not_checks():
+    two_checks = [Check("reference", "agree"), Check("onnxruntime TopK-11", "agree"),
+                  Check("onnxruntime TopK-24", "skipped", "no kernel")]
     results = [
-        Result(_top_k(np.array([1, 2, 2], np.float32)), [Check("reference", "agree"),
-                                                         Check("onnxruntime TopK-11", "agree")], 0),
-        Result(_top_k(np.array([1, np.nan], np.float32)), [Check("reference", "agree"),
-                                                           Check("onnxruntime TopK-11", "explained", "NaN order")], 0),
+        Result(_top_k(np.array([1, 2, 2], np.float32)), two_checks, 0),
+        Result(_top_k(np.array([1, np.nan], np.float32)), [
+            Check("reference", "agree"), Check("onnxruntime TopK-11", "explained", "NaN order", topic="nan"),
+            Check("onnxruntime TopK-24", "explained", "NaN order", topic="nan")], 0),
     ]
     table = matrix(results)
-    assert list(table) [:len(ROWS)] == list(ROWS)
+    assert list(table)[:len(ROWS)] == list(ROWS)
     assert set(table["ties"]) == set(COLUMNS)
-    assert table["ties"]["ORT built-in"] == "1 agree"
-    assert table["nan"]["ORT built-in"] == "1 explained — NaN order"
-    assert table["nan"]["ortops"] == "1 agree"
-    assert table["uint64"]["ORT built-in"] == "no case in this run"
+    assert table["ties"]["ORT built-in"].counts == {"agree": 1}  # one case, whatever its checks
+    assert table["ties"]["ORT built-in"].text() == "1 agree"
+    assert table["nan"]["ORT built-in"].counts == {"explained": 1}
+    assert table["nan"]["ORT built-in"].reasons == [("explained", 1, "NaN order")]
+    assert table["nan"]["ortops"].text() == "1 agree"
+    assert table["uint64"]["ORT built-in"].text() == "no case in this run"
+    assert table["ties"]["OpenVINO runtime"].text().startswith("not run on these 1 cases")
+
+
+def test_a_row_quotes_only_reasons_of_its_own_topic():
+    """A case in two rows (ties by its inputs, nan by its check) is explained under nan; the
+    ties row counts it under `nan` and never quotes nan's reason."""
+    case = _top_k(np.array([1, 2, 2], np.float32))
+    result = Result(case, [Check("reference", "agree"),
+                           Check("openvino", "explained", "the nan story", topic="nan")], 0)
+    table = matrix([result])
+    ties = table["ties"]["OpenVINO runtime"]
+    assert ties.counts == {"explained": 1} and ties.reasons == [] and ties.elsewhere == {"nan": {"explained": 1}}
+    assert "the nan story" not in ties.text() and "1 explained under nan" in ties.text()
+    assert table["nan"]["OpenVINO runtime"].reasons == [("explained", 1, "the nan story")]

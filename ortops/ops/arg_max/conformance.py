@@ -48,7 +48,7 @@ from ...divergences import reason
 from ...errors import OpError
 from ...conformance import real_model
 from ...conformance.cases import Case, Check
-from ...conformance.compare import describe_difference, has_nan, has_ties
+from ...conformance.compare import describe_difference, difference, has_nan, has_ties
 from ...conformance.onnx_vectors import OnnxVector, onnx_vectors
 from ...conformance.sessions import ortops_session, plain_session
 
@@ -145,9 +145,11 @@ def _exact_check(case: Case, got: np.ndarray, builtin: np.ndarray) -> Check:
     data = case.inputs["data"]
     if _identical(builtin, got):
         return Check(EXACT, "agree")
+    diff = difference("output", got, builtin, right=EXACT)
     if has_nan(data):
-        return Check(EXACT, "explained", _NAN_NOTE, detail=_nan_detail(data, got, builtin))
-    return Check(EXACT, "unexplained", "results differ", detail=_describe(got, builtin))
+        return Check(EXACT, "explained", _NAN_NOTE, detail=_nan_detail(data, got, builtin), topic="nan",
+                     difference=diff)
+    return Check(EXACT, "unexplained", "results differ", detail=_describe(got, builtin), difference=diff)
 
 
 def _naive_check(case: Case, got: np.ndarray) -> Check:
@@ -155,14 +157,16 @@ def _naive_check(case: Case, got: np.ndarray) -> Check:
     naive = _run_builtin(data, attrs, exact_ties=False)
     if _identical(naive, got):
         return Check(NAIVE, "agree")
+    diff = difference("output", got, naive, right=NAIVE)
     if has_nan(data):
-        return Check(NAIVE, "explained", _NAN_NOTE, detail=_nan_detail(data, got, naive))
+        return Check(NAIVE, "explained", _NAN_NOTE, detail=_nan_detail(data, got, naive), topic="nan",
+                     difference=diff)
     flat = data.reshape(-1)
     ours, theirs = _indices(got), _indices(naive)
     rule = _lower_index_first(flat, attrs["topk"])
     if not np.array_equal(theirs, rule):
         return Check(NAIVE, "unexplained", "ORT's TopK-11 did not follow its lower-index-first tie rule",
-                     detail=f"ORT indices {theirs.tolist()}, the rule gives {rule.tolist()}")
+                     detail=f"ORT indices {theirs.tolist()}, the rule gives {rule.tolist()}", difference=diff)
     if np.array_equal(np.sort(ours), np.sort(theirs)):
         return Check(NAIVE, "agree", detail="the same elements; among equal values ortops puts the higher index "
                      f"first: ortops {_short(ours.tolist())} vs ORT {_short(theirs.tolist())}")
@@ -170,12 +174,12 @@ def _naive_check(case: Case, got: np.ndarray) -> Check:
         kth = float(flat[ours[-1]])
         ortops_only = sorted(set(ours.tolist()) - set(theirs.tolist()))
         ort_only = sorted(set(theirs.tolist()) - set(ours.tolist()))
-        return Check(NAIVE, "explained", _TIE_NOTE,
+        return Check(NAIVE, "explained", _TIE_NOTE, topic="ncnn-tie-rule", difference=diff,
                      detail=f"the k-th value {kth} is tied at the boundary ({int(np.count_nonzero(flat == kth))} "
                      f"elements hold it): ortops keeps {_short(ortops_only)}, ORT keeps {_short(ort_only)} instead; "
                      f"ortops {_short(ours.tolist())} vs ORT {_short(theirs.tolist())}")
     return Check(NAIVE, "unexplained", "different elements without a tie at the boundary",
-                 detail=f"ortops {_short(ours.tolist())} vs ORT {_short(theirs.tolist())}")
+                 detail=f"ortops {_short(ours.tolist())} vs ORT {_short(theirs.tolist())}", difference=diff)
 
 
 def _onnx_slice_check(case: Case) -> Check:
@@ -189,9 +193,11 @@ def _onnx_slice_check(case: Case) -> Check:
     moved, want = np.moveaxis(data, axis, -1), np.moveaxis(expected, axis, -1)[..., 0]
     session = ortops_session(arg_max_model(1))
     agree, tied, wrong = 0, [], []
+    ours = np.zeros(want.shape, np.int64)
     for position in np.ndindex(moved.shape[:-1]):
         row = np.ascontiguousarray(moved[position])
         got = int(session.run(None, {"data": row})[0][0, 0])
+        ours[position] = got
         if got == int(want[position]):
             agree += 1
         elif not spec["select_last_index"] and np.count_nonzero(row == row.max()) > 1:
@@ -200,10 +206,13 @@ def _onnx_slice_check(case: Case) -> Check:
             wrong.append(f"slice {position}: {row.tolist()} -> ortops {got}, ONNX {int(want[position])}")
     oracle = f"{case.expected_from} (per slice along axis {spec['axis']})"
     summary = f"{agree} of {want.size} slices agree"
+    diff = difference("index of each slice's maximum", ours, want, right=oracle)
     if wrong:
-        return Check(oracle, "unexplained", "results differ", detail=f"{summary}; " + "; ".join(wrong))
+        return Check(oracle, "unexplained", "results differ", detail=f"{summary}; " + "; ".join(wrong),
+                     difference=diff)
     if tied:
-        return Check(oracle, "explained", _ONNX_TIE_NOTE, detail=f"{summary}; " + "; ".join(tied))
+        return Check(oracle, "explained", _ONNX_TIE_NOTE, detail=f"{summary}; " + "; ".join(tied),
+                     topic="ncnn-tie-rule", difference=diff)
     return Check(oracle, "agree", detail=summary)
 
 
@@ -231,7 +240,7 @@ def _error_checks(case: Case) -> list[Check]:
     else:
         if "2**24" in str(ours) and int(_indices(builtin).max()) >= FLOAT32_EXACT_INT_MAX:
             checks.append(Check(EXACT, "explained", "an index above 2**24 cannot be written exactly as float32: "
-                                "ortops raises OpError, ORT's Cast rounds it silently",
+                                "ortops raises OpError, ORT's Cast rounds it silently", topic="float-index-precision",
                                 detail=f"ORT returned {builtin.tolist()}; ortops: {ours}"))
         else:
             checks.append(Check(EXACT, "unexplained", "ortops raised OpError but ORT's composition returned",
@@ -247,11 +256,13 @@ def judge(case: Case) -> list[Check]:
     got, builtin = _run_side_by_side(data, attrs)
     ref = reference.arg_max(data, **attrs)
     checks = [Check("reference", "agree") if _identical(got, ref)
-              else Check("reference", "unexplained", "results differ", detail=_describe(got, ref))]
+              else Check("reference", "unexplained", "results differ", detail=_describe(got, ref),
+                    difference=difference("output", got, ref, right="reference"))]
     if case.expected is not None and "output" in case.expected:
         want = case.expected["output"]
         checks.append(Check(case.expected_from, "agree") if _identical(got, want)
-                      else Check(case.expected_from, "unexplained", "results differ", detail=_describe(got, want)))
+                      else Check(case.expected_from, "unexplained", "results differ", detail=_describe(got, want),
+                            difference=difference("output", got, want, right=case.expected_from)))
     if case.expected is not None and "onnx_output" in case.expected:
         checks.append(_onnx_slice_check(case))
     checks.append(_exact_check(case, got, builtin))
@@ -411,10 +422,9 @@ def real_model_cases() -> list[Case]:
     """
     chars = _characters()
     cases = []
-    for text in real_model.TEXTS:
+    for n, text in enumerate(real_model.TEXTS):
         run = real_model.ocr_run(text)
         probs = np.ascontiguousarray(run["probs"], np.float32)
-        slug = text.lower().replace(" ", "_").replace(".", "").replace("-", "")
         for topk in (1, 5):
             builtin = _run_builtin(probs, dict(out_max_val=1, topk=topk), exact_ties=True)
             found = []
@@ -430,7 +440,7 @@ def real_model_cases() -> list[Case]:
                 "shape": list(probs.shape),
                 "most_confident" if topk == 1 else "top5": found[0] if topk == 1 else found,
             }
-            cases.append(_case(f"ocr_{slug}_top{topk}", "real-model", probs, out_max_val=1, topk=topk,
+            cases.append(_case(f"{real_model.line_name(n)}_argmax_top{topk}", "real-model", probs, out_max_val=1, topk=topk,
                                details=details))
     return cases
 

@@ -44,17 +44,19 @@ from ... import reference
 from .builder import (
     ONNX_REDUCTION,
     SCATTER_ELEMENTS_REDUCTIONS,
+    onnx_scatter_elements_model,
     scatter_elements_update_model,
     scatter_elements_update_side_by_side,
     scatter_mean_composition,
 )
 from ...dtypes import numpy_to_onnx
 from ...checks import normalize_axis
-from ...divergences import reason
+from ...divergences import ERROR_TOPICS, reason
 from ...errors import OpError
+from ...reporting.difference import Difference, preview
 from .reference import reduction_identity
 from ...conformance.cases import Case, Check
-from ...conformance.compare import describe_difference, has_nan, same, tolerance
+from ...conformance.compare import difference, has_nan, same, tolerance
 from ...conformance.onnx_vectors import onnx_vectors
 from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
 
@@ -138,10 +140,11 @@ def _mismatch(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return got != want
 
 
-def _versus(oracle: str, got: np.ndarray, want: np.ndarray, detail: str = "") -> Check:
+def _versus(oracle: str, got: np.ndarray, want: np.ndarray, detail: str = "", left: str = "ortops") -> Check:
     if _close(got, want):
         return Check(oracle, "agree", detail=detail)
-    return Check(oracle, "unexplained", "results differ", detail=describe_difference("output", got, want))
+    return Check(oracle, "unexplained", "results differ", difference=difference("output", got, want, left=left,
+                                                                                right=oracle))
 
 
 def _targets(case: Case) -> np.ndarray:
@@ -205,21 +208,21 @@ def _explain(case: Case, oracle: str, got: np.ndarray, other: np.ndarray) -> Che
     """A difference between ortops and an ORT result: explained when reproduced, else unexplained."""
     data, updates = case.inputs["data"], case.inputs["updates"]
     reduction = case.attrs["reduction"]
-    difference = describe_difference("output", got, other)
+    diff = difference("output", got, other, right=oracle)
     if data.dtype.kind == "f" and reduction in ("min", "max") and (has_nan(data) or has_nan(updates)):
         if same(_simulate_ort(case), other):
-            return Check(oracle, "explained", _NAN_MIN_MAX, detail=difference)
+            return Check(oracle, "explained", _NAN_MIN_MAX, topic="nan", difference=diff)
     if data.dtype == np.float32 and reduction in ("sum", "prod", "mean"):
         if _close(_simulate_ort(case), other):
-            return Check(oracle, "explained", _FLOAT32_ACCUMULATION, detail=difference)
+            return Check(oracle, "explained", _FLOAT32_ACCUMULATION, topic="float-accumulation", difference=diff)
     if data.dtype.kind in "iu" and reduction == "mean":
         sums = _exact_sums(case)
         low, high = (0, 2**64 - 1) if data.dtype == np.uint64 else (-(2**63), 2**63 - 1)
         overflow = np.vectorize(lambda s: not low <= s <= high, otypes=[bool])(sums)
         if overflow.any() and not (_mismatch(got, other) & ~overflow).any():
-            return Check(oracle, "explained", _COMPOSITION_OVERFLOW,
-                         detail=f"{int(overflow.sum())} exact sums out of range; {difference}")
-    return Check(oracle, "unexplained", "results differ", detail=difference)
+            return Check(oracle, "explained", _COMPOSITION_OVERFLOW, topic="narrow-type-overflow", difference=diff,
+                         detail=f"{int(overflow.sum())} exact sums out of range; {diff.describe()}")
+    return Check(oracle, "unexplained", "results differ", difference=diff)
 
 
 # ----------------------------------------------------------------------------- built-in checks
@@ -274,11 +277,12 @@ def _builtin_checks(case: Case, version: int, got: np.ndarray, run) -> list[Chec
     output, builtin = run
     if not same(output, got):
         return [Check(oracle, "unexplained", "ortops gave a different answer in the side-by-side model",
-                      detail=describe_difference("output", output, got))]
+                      difference=difference("output", output, got, left="ortops (side-by-side model)",
+                                            right="ortops (alone)"))]
     note = _CAST_INDICES if case.inputs["indices"].dtype not in (np.int32, np.int64) else ""
     checks = [_builtin_versus(case, oracle, got, builtin, note)]
     if case.expected is not None:
-        checks.append(_versus(f"{oracle} vs {case.expected_from}", builtin, case.expected["output"]))
+        checks.append(_versus(f"{oracle} vs {case.expected_from}", builtin, case.expected["output"], left=oracle))
     return checks
 
 
@@ -291,14 +295,17 @@ def _builtin_versus(case: Case, oracle: str, got: np.ndarray, builtin: np.ndarra
     defined = int((~several).sum())
     if not _close(got[~several], builtin[~several]):
         return Check(oracle, "unexplained", "results differ at positions with at most one update",
-                     detail=describe_difference("output", np.where(several, 0, got), np.where(several, 0, builtin)))
+                     difference=difference("output (positions with at most one update; others 0)",
+                                           np.where(several, 0, got), np.where(several, 0, builtin), right=oracle))
     if not several.any():
         return Check(oracle, "agree", detail=note)
     compared = f"compared the {defined} positions with at most one update strictly; {int(several.sum())} receive several"
     if _close(got[several], builtin[several]):
         return Check(oracle, "agree", detail=f"{compared} (undefined order): ORT also kept the last update there")
     differ = int(_mismatch(got[several], builtin[several]).sum())
-    return Check(oracle, "explained", _NONE_DUPLICATES, detail=f"{compared}; ORT differs at {differ} of them")
+    return Check(oracle, "explained", _NONE_DUPLICATES, detail=f"{compared}; ORT differs at {differ} of them",
+                 topic="ties", difference=difference("output", got, builtin, right=oracle,
+                                                     note="differences only where several updates meet"))
 
 
 # ----------------------------------------------------------------------------- composition checks
@@ -344,13 +351,43 @@ def _explain_trunc(case: Case, oracle: str, got: np.ndarray, output: np.ndarray)
     sums = _exact_sums(case)
     one_above = output.astype(np.int64)[differ] - got.astype(np.int64)[differ] == 1
     negative = np.array([s < 0 for s in sums[differ]], bool)
-    detail = f"{int(differ.sum())} of {got.size} elements; {describe_difference('output', got, output)}"
+    diff = difference("output", got, output, right=oracle)
+    detail = f"{int(differ.sum())} of {got.size} elements; {diff.describe()}"
     if one_above.all() and negative.all():
-        return Check(oracle, "explained", _TRUNCATING_DIV, detail=detail)
+        return Check(oracle, "explained", _TRUNCATING_DIV, detail=detail, topic="integer-mean-rounding",
+                     difference=diff)
     return _explain(case, oracle, got, output)
 
 
 # ----------------------------------------------------------------------------- the judge
+
+
+def _rejected_builtin_checks(case: Case, error: OpError) -> list[Check]:
+    """A case ortops rejects: what ORT's ScatterElements-``version`` does with the same input
+    (observed; it validates indices and answers with an error status, never a crash)."""
+    checks = []
+    data = case.inputs["data"]
+    for version in case.onnx_versions:
+        skip = _maps(case, version)
+        if skip is not None:
+            checks.append(skip)
+            continue
+        oracle = f"onnxruntime ScatterElements-{version}"
+        feed, indices_type, _ = _standard_feed(case)
+        model = onnx_scatter_elements_model(version, numpy_to_onnx(data.dtype), data.ndim, axis=_axis_value(case),
+                                            reduction=ONNX_REDUCTION[case.attrs["reduction"]],
+                                            indices_type=indices_type)
+        try:
+            output = plain_session(model).run(None, feed)[0]
+        except Exception as exc:  # noqa: BLE001 - ORT's own rejection is the observation
+            checks.append(Check(oracle, "agree", detail=f"ORT rejects it too: {str(exc).strip().splitlines()[0][:200]}"))
+        else:
+            topic = ERROR_TOPICS.get(error.kind, "invalid-input")
+            checks.append(Check(oracle, "explained", "ortops raises OpError (the spec rejects the input); ORT's "
+                                "built-in returns a result", topic=topic,
+                                difference=Difference.outcome("ortops", f"OpError: {error.detail}", oracle,
+                                                              f"output {preview(output)}")))
+    return checks
 
 
 def _plain_axis(case: Case) -> bool:
@@ -384,7 +421,7 @@ def judge(case: Case) -> list[Check]:
     if got_error is not None or ref_error is not None:
         if got_error is not None and ref_error is not None:
             return [Check("reference", "agree", detail=f"both reject the input: ortops: {got_error}; "
-                          f"reference: {ref_error}")]
+                          f"reference: {ref_error}"), *_rejected_builtin_checks(case, got_error)]
         which = "ortops" if got_error is not None else "the reference"
         return [Check("reference", "unexplained", f"only {which} rejects the input",
                       detail=str(got_error or ref_error))]
@@ -575,6 +612,11 @@ def _special_cases(rng) -> list[Case]:
     cases.append(_case("gen_float32_sum_rank4_chunked", "generated", rng.standard_normal((64, 16, 8, 8), dtype=f32),
                        rng.integers(-64, 64, (80, 16, 8, 8)), rng.standard_normal((80, 16, 8, 8), dtype=f32), [0],
                        reduction="sum", versions=(18,)))
+    # An index outside [-d, d-1]: the spec rejects it; ortops raises OpError (kind index_range).
+    grid = np.arange(12, dtype=f32).reshape(3, 4)
+    for name, indices in (("gen_index_above_range_float32", [[0, 3, 1, 2]]),
+                          ("gen_index_below_range_float32", [[-4, 0, 1, 2]])):
+        cases.append(_case(name, "generated", grid, np.array(indices), np.ones((1, 4), f32), [0], versions=(18,)))
     return cases
 
 
@@ -593,10 +635,10 @@ def real_model_cases() -> list[Case]:
     the winning class's probability: data zeros [len(text)], indices ``char_of_step`` of the
     non-blank steps, updates the max probability at those steps, use_init_val=0.
     """
-    from ...conformance.real_model import TEXTS, ocr_run
+    from ...conformance.real_model import TEXTS, line_name, ocr_run
 
     cases = []
-    for text in TEXTS:
+    for n, text in enumerate(TEXTS):
         run = ocr_run(text)
         probs, decoded = run["probs"], run["decoded"]
         steps = np.flatnonzero(decoded.char_of_step >= 0)
@@ -607,7 +649,6 @@ def real_model_cases() -> list[Case]:
         mean = (np.bincount(indices, weights=confidence.astype(np.float64), minlength=length) / counts)
         peak = np.zeros(length, np.float32)
         np.maximum.at(peak, indices, confidence)
-        slug = text.lower().replace(" ", "_").replace(".", "").replace("-", "")
         base = {
             "model": "PP-OCRv4 rec (rapidocr-onnxruntime 1.4.4)", "rendered": text, "decoded": decoded.text,
             "font": run["font"], "steps": int(probs.shape[1]), "non_blank_steps": int(steps.size),
@@ -616,7 +657,7 @@ def real_model_cases() -> list[Case]:
             details = dict(base, **{f"{how}_confidence_per_char": [[c, round(float(v), 4)]
                                                                   for c, v in zip(decoded.text, values)]})
             cases.append(_case(
-                f"ocr_{slug}_char_{how}_confidence", "real-model", np.zeros(length, np.float32), indices, confidence,
+                f"{line_name(n)}_char_{how}_confidence", "real-model", np.zeros(length, np.float32), indices, confidence,
                 [0], reduction=reduction, use_init_val=0, expected={"output": values.astype(np.float32)},
                 expected_from=f"NumPy per-character {how} ({'bincount' if how == 'mean' else 'maximum.at'})",
                 details=details,

@@ -37,13 +37,14 @@ from ...checks import normalize_axis
 from ...dtypes import INDEX_ELEMENT_TYPES, numpy_to_onnx
 from ...divergences import reason
 from ...errors import OpError
+from ...reporting.difference import Difference, preview
 from ...conformance.cases import Case, Check
-from ...conformance.compare import describe_difference, has_nan, has_ties, same
+from ...conformance.compare import difference, has_nan, has_ties, same
 from ...conformance.onnx_vectors import onnx_vectors
 from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
 
 __all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "real_model_cases", "CASE_SOURCES",
-           "topics", "valid_top_k"]
+           "topics", "valid_top_k", "case_model"]
 
 OP = "TopK"
 _FLOATS = (np.float32, np.float64)
@@ -81,7 +82,7 @@ def valid_top_k(data, axis, attrs, values, indices, want_values) -> bool:
     return True
 
 
-def _versus(oracle, case, got, want, *, order_defined: bool) -> Check:
+def _versus(oracle, case, got, want, *, order_defined: bool, left: str = "ortops") -> Check:
     data, attrs = case.inputs["data"], case.attrs
     axis = normalize_axis(OP, attrs["axis"], data.ndim)
     (values, indices), (w_values, w_indices) = got, want
@@ -89,11 +90,13 @@ def _versus(oracle, case, got, want, *, order_defined: bool) -> Check:
         return Check(oracle, "agree")
     if not order_defined and valid_top_k(data, axis, attrs, w_values, w_indices, values):
         return Check(oracle, "agree")
+    if same(values, w_values):
+        diff = difference("indices", indices, w_indices, left=left, right=oracle)
+    else:
+        diff = difference("values", values, w_values, left=left, right=oracle)
     if has_nan(data):
-        return Check(oracle, "explained", _NAN_NOTE, detail=describe_difference("values", values, w_values))
-    diff = describe_difference("values", values, w_values) if not same(values, w_values) else describe_difference(
-        "indices", indices, w_indices)
-    return Check(oracle, "unexplained", "results differ", detail=diff)
+        return Check(oracle, "explained", _NAN_NOTE, topic="nan", difference=diff)
+    return Check(oracle, "unexplained", "results differ", difference=diff)
 
 
 def _ort_version() -> str:
@@ -119,7 +122,8 @@ def _builtin_checks(case: Case, version: int, got) -> list[Check]:
         values, indices, b_values, b_indices = ortops_session(model).run(None, {"data": data})
     except BuiltinUnavailable as exc:
         return [Check(oracle, "skipped", f"ORT {_ort_version()} has no {data.dtype} TopK-{version} kernel "
-                      "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc))]
+                      "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc),
+                      topic="uint64" if data.dtype == np.uint64 else None)]
     if not (same(values, got[0]) and same(indices, got[1])):
         return [Check(oracle, "unexplained", "ortops gave a different answer in the side-by-side model")]
     if attrs["sort"] == "index":
@@ -131,7 +135,7 @@ def _builtin_checks(case: Case, version: int, got) -> list[Check]:
         want = (case.expected["values"], case.expected["indices"])
         builtin = (b_values, b_indices)
         checks.append(_versus(f"{oracle} vs {case.expected_from}", case, builtin, want,
-                              order_defined=_order_defined(attrs)))
+                              order_defined=_order_defined(attrs), left=oracle))
     return checks
 
 
@@ -164,7 +168,10 @@ def _judge_error(case: Case, error: OpError) -> list[Check]:
         else:
             checks.append(Check(f"onnxruntime TopK-{version}", "explained",
                                 f"k outside [1, dim] is undefined in OpenVINO TopK-11 and ortops raises OpError; "
-                                f"ORT's TopK-{version} returns a result", detail=f"values shape {values.shape}"))
+                                f"ORT's TopK-{version} returns a result", topic="k-range",
+                                difference=Difference.outcome("ortops", f"OpError: {error.detail}",
+                                                              f"onnxruntime TopK-{version}",
+                                                              f"values {preview(values)}")))
     return checks
 
 
@@ -211,6 +218,15 @@ def _bfloat16_model(data: np.ndarray, k: int, attrs: dict, version: int | None):
                       initializers=[helper.make_tensor("k", TensorProto.INT64, [1], [k])])
 
 
+def case_model(case: Case):
+    """The model a saved case holds (``--save-cases``) when it is not the plain ortops node:
+    for bfloat16 data, float32 in, a Cast to bfloat16, the ortops TopK, a Cast back (k is an
+    initializer). None for every other case."""
+    if case.details.get("dtype") != "bfloat16":
+        return None
+    return _bfloat16_model(case.inputs["data"], int(case.inputs["k"].reshape(-1)[0]), case.attrs, None)
+
+
 def _judge_bfloat16(case: Case) -> list[Check]:
     data, k, attrs = case.inputs["data"], int(case.inputs["k"].reshape(-1)[0]), case.attrs
     got = ortops_session(_bfloat16_model(data, k, attrs, None)).run(None, {"data": data})
@@ -221,7 +237,8 @@ def _judge_bfloat16(case: Case) -> list[Check]:
             ortops_session(_bfloat16_model(data, k, attrs, version))
         except BuiltinUnavailable as exc:
             checks.append(Check(oracle, "skipped", f"ORT {_ort_version()} has no bfloat16 TopK-{version} kernel "
-                                "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc)))
+                                "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc),
+                                topic="float16-bfloat16"))
         else:
             checks.append(Check(oracle, "unexplained", "ORT ran a bfloat16 TopK: the skip reason is out of date"))
     return checks
@@ -326,7 +343,7 @@ def generated_cases(seed: int = 2026) -> list[Case]:
 
 def real_model_cases() -> list[Case]:
     """Per-step top-5 candidates of the real model's softmax, for every text in :data:`TEXTS`."""
-    from ...conformance.real_model import IN_GRAPH, TEXTS, TOP_K, ocr_run
+    from ...conformance.real_model import IN_GRAPH, TEXTS, TOP_K, line_name, ocr_run
 
     cases = []
     for n, text in enumerate(TEXTS):
@@ -341,8 +358,8 @@ def real_model_cases() -> list[Case]:
             "steps": int(probs.shape[1]),
             "in_graph_agrees": bool(np.array_equal(run["ortops"][1], indices)),
         }
-        slug = text.lower().replace(" ", "_").replace(".", "").replace("-", "")
-        cases.append(_case(f"ocr_{slug}_top{TOP_K}", "real-model", probs, TOP_K, **IN_GRAPH,
+        stem = f"{line_name(n)}_topk{TOP_K}"
+        cases.append(_case(stem, "real-model", probs, TOP_K, **IN_GRAPH,
                            expected={"values": values, "indices": indices},
                            expected_from="TopK-11 inside the OCR graph", versions=(11, 24), details=details))
         variant = [dict(mode="max", sort="index", stable=0, index_element_type="i32"),
@@ -350,7 +367,7 @@ def real_model_cases() -> list[Case]:
                    dict(mode="max", sort="none", stable=0, index_element_type="i64"),
                    dict(mode="max", sort="value", stable=0, index_element_type="i32")][n]
         tag = f"{variant['mode']}_{variant['sort']}_stable{variant['stable']}"
-        cases.append(_case(f"ocr_{slug}_top{TOP_K}_{tag}", "real-model", probs, TOP_K, axis=-1, **variant,
+        cases.append(_case(f"{stem}_{tag}", "real-model", probs, TOP_K, axis=-1, **variant,
                            versions=(11, 24), details=dict(details, in_graph_agrees=None)))
     return cases
 

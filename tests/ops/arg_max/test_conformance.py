@@ -147,7 +147,7 @@ def test_error_cases_agree_on_op_error(verdicts):
 
 @pytest.mark.skipif(not real_model.available(), reason="needs the ocr extra")
 def test_real_model_details(verdicts):
-    case, checks = verdicts["ocr_topk_2026_onnx_top1"]
+    case, checks = verdicts["ocr_line1_argmax_top1"]
     assert _status(checks) == "agree"
     found = case.details["most_confident"]
     probs = case.inputs["data"]
@@ -155,7 +155,7 @@ def test_real_model_details(verdicts):
     assert float(probs[0, found["step"], found["class"]]) == found["value"] == probs.max()
     assert found["flat_index"] == found["step"] * 6625 + found["class"]
     assert case.details["decoded"] == case.details["rendered"] == "TopK 2026 ONNX"
-    assert len(verdicts["ocr_topk_2026_onnx_top5"][0].details["top5"]) == 5
+    assert len(verdicts["ocr_line1_argmax_top5"][0].details["top5"]) == 5
 
 
 # ----------------------------------------------------------------------------- the judge can fail

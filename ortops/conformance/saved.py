@@ -1,0 +1,180 @@
+"""Reproducible cases: ``ortops conformance --save-cases DIR`` and ``--case NAME``.
+
+:func:`save` writes one judged case as four files named after it (case names are unique
+across ops and stable across runs and machines: they come from the case's source, never from
+rendered text or the order of a run):
+
+* ``NAME.onnx`` - the model ortops runs for the case (the op's node with the case's dtypes
+  and attributes; bfloat16 data is fed as float32 and cast inside the graph, as the case does);
+* ``NAME.inputs.npz`` - every input of the case, by name (``numpy.load``);
+* ``NAME.expected.npz`` - outputs written by someone else (the case's ``expected``, keys
+  ``expected.<output>``) and ortops' expected answer from the spec's reference (keys
+  ``reference.<output>``);
+* ``NAME.json`` - the case (op, source, dtype, attributes, details), the reference's expected
+  outputs inline when small (or the error the spec raises), and the verdicts: the case's
+  status and every check with its topic, reason and concrete difference.
+
+:func:`load` rebuilds the :class:`~ortops.conformance.cases.Case` from those files, so that
+``ortops conformance --case NAME --from DIR`` judges exactly the saved case on another
+machine, without collecting any case source. :func:`describe` prints everything about a
+judged case.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pathlib
+from typing import Any
+
+import numpy as np
+import onnx
+
+from ..errors import OpError
+from ..ops import by_name
+from ..reporting.difference import Difference, jsonable, preview
+from .cases import Case, Check, Result
+from .runner import suite
+
+__all__ = ["save", "load", "model_of", "expected_outputs", "describe", "INLINE_OUTPUT_ITEMS"]
+
+#: Expected outputs up to this many elements (all outputs together) are written into NAME.json.
+INLINE_OUTPUT_ITEMS = 256
+
+
+def model_of(case: Case) -> onnx.ModelProto:
+    """The ONNX model ortops runs for ``case``: the suite's ``case_model`` when it has one
+    (e.g. TopK's bfloat16 cases), else the op's oracle ``model``."""
+    module = suite(case.op)
+    if hasattr(module, "case_model"):
+        found = module.case_model(case)
+        if found is not None:
+            return found
+    return importlib.import_module(by_name(case.op).oracle).model(case)
+
+
+def expected_outputs(case: Case) -> dict[str, np.ndarray] | OpError:
+    """ortops' expected answer on ``case`` (the spec's reference), by output name, or the
+    OpError the spec's checks raise."""
+    oracle = importlib.import_module(by_name(case.op).oracle)
+    try:
+        outputs = oracle.expected(case.inputs, case.attrs)
+    except OpError as exc:
+        return exc
+    return dict(zip(by_name(case.op).outputs, outputs))
+
+
+def _check_json(check: Check) -> dict[str, Any]:
+    return {"oracle": check.oracle, "status": check.status, "topic": check.topic, "reason": check.reason,
+            "detail": check.detail, "difference": check.difference.to_json() if check.difference else None}
+
+
+def save(result: Result, out_dir: pathlib.Path) -> pathlib.Path:
+    """Write ``result``'s case into ``out_dir`` (see the module docstring); returns NAME.json."""
+    case = result.case
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / case.name
+    onnx.save(model_of(case), str(stem) + ".onnx")
+    np.savez_compressed(str(stem) + ".inputs.npz", **case.inputs)
+    expected = expected_outputs(case)
+    arrays = {f"expected.{k}": v for k, v in (case.expected or {}).items()}
+    if not isinstance(expected, OpError):
+        arrays.update({f"reference.{k}": v for k, v in expected.items()})
+    np.savez_compressed(str(stem) + ".expected.npz", **arrays)
+    if isinstance(expected, OpError):
+        reference = {"error": {"kind": expected.kind, "message": expected.detail}}
+    elif sum(v.size for v in expected.values()) <= INLINE_OUTPUT_ITEMS:
+        reference = {k: {"dtype": str(v.dtype), "shape": list(v.shape), "values": jsonable(v)}
+                     for k, v in expected.items()}
+    else:
+        reference = {k: {"dtype": str(v.dtype), "shape": list(v.shape), "in": f"{case.name}.expected.npz",
+                         "key": f"reference.{k}"} for k, v in expected.items()}
+    data = {
+        "name": case.name, "op": case.op, "source": case.source, "dtype": case.dtype,
+        "attributes": jsonable(case.attrs), "expected_from": case.expected_from,
+        "onnx_versions": list(case.onnx_versions), "details": jsonable(case.details),
+        "files": {"model": f"{case.name}.onnx", "inputs": f"{case.name}.inputs.npz",
+                  "expected": f"{case.name}.expected.npz"},
+        "reference_outputs": reference,
+        "status": result.status, "reason": result.reason,
+        "oracles": {family: status for family, (status, _) in result.oracles().items()},
+        "checks": [_check_json(c) for c in result.checks],
+    }
+    path = pathlib.Path(str(stem) + ".json")
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return path
+
+
+def load(directory: pathlib.Path, name: str) -> tuple[Case, dict[str, Any]]:
+    """The case saved as ``name`` in ``directory``, and its saved JSON (verdicts included).
+
+    Raises FileNotFoundError when ``directory`` holds no such case."""
+    directory = pathlib.Path(directory)
+    meta_path = directory / f"{name}.json"
+    if not meta_path.is_file():
+        raise FileNotFoundError(f"no saved case {name!r} in {directory} (expected {meta_path.name})")
+    meta = json.loads(meta_path.read_text())
+    with np.load(directory / meta["files"]["inputs"]) as npz:
+        inputs = {k: npz[k] for k in npz.files}
+    with np.load(directory / meta["files"]["expected"]) as npz:
+        expected = {k.split(".", 1)[1]: npz[k] for k in npz.files if k.startswith("expected.")}
+    case = Case(meta["name"], meta["op"], meta["source"], inputs, dict(meta["attributes"]),
+                expected=expected or None, expected_from=meta["expected_from"],
+                onnx_versions=tuple(meta["onnx_versions"]), details=meta["details"])
+    return case, meta
+
+
+def _array_lines(name: str, array: np.ndarray, dtype: str | None = None) -> list[str]:
+    array = np.asarray(array)
+    lines = [f"  {name}: {dtype or array.dtype} shape {list(array.shape)}"]
+    lines.append(f"    {preview(array, limit=INLINE_OUTPUT_ITEMS)}")
+    return lines
+
+
+def describe(result: Result, saved: dict[str, Any] | None = None) -> list[str]:
+    """Everything about one judged case, as plain lines: the case, its inputs (whole up to
+    :data:`INLINE_OUTPUT_ITEMS` elements), ortops' expected answer, every check with its
+    verdict, topic, reason, detail and concrete difference; with ``saved`` (the JSON of
+    :func:`save`), the saved verdict next to the new one."""
+    case = result.case
+    lines = [f"case {case.name}", f"  op: {case.op}", f"  source: {case.source}", f"  dtype: {case.dtype}",
+             f"  attributes: {json.dumps(jsonable(case.attrs))}"]
+    if case.details:
+        lines.append(f"  details: {json.dumps(jsonable(case.details))}")
+    if case.expected_from:
+        lines.append(f"  expected outputs from: {case.expected_from}")
+    if case.onnx_versions:
+        lines.append(f"  standard versions run side by side: {list(case.onnx_versions)}")
+    lines.append("inputs")
+    for name, array in case.inputs.items():
+        lines += _array_lines(name, array, case.dtype if name == "data" else None)
+    expected = expected_outputs(case)
+    lines.append("expected (the spec's reference)")
+    if isinstance(expected, OpError):
+        lines.append(f"  OpError ({expected.kind}): {expected.detail}")
+    else:
+        for name, array in expected.items():
+            lines += _array_lines(name, array)
+    lines.append("checks")
+    for c in result.checks:
+        lines.append(f"  {c.status:<11} {c.oracle}" + (f"  [topic {c.topic}]" if c.topic else ""))
+        if c.reason:
+            lines.append(f"    reason: {c.reason}")
+        if c.detail:
+            lines.append(f"    detail: {c.detail}")
+        d: Difference | None = c.difference
+        if d is not None:
+            if d.output:
+                lines.append(f"    output: {d.output}; first difference: {d.first_position}"
+                             + (f" ({d.left} {d.left_at} vs {d.right} {d.right_at}); {d.mismatches} of {d.size} "
+                                "differ" if d.first_index is not None else ""))
+            lines.append(f"    {d.left} returned: {d.left_value}")
+            lines.append(f"    {d.right} returned: {d.right_value}")
+    lines.append(f"verdict {result.status}" + (f": {result.reason}" if result.reason else ""))
+    if saved is not None:
+        same = saved["status"] == result.status
+        lines.append(f"saved verdict {saved['status']}; rerun verdict {result.status}; "
+                     f"{'same' if same else 'CHANGED'}")
+    lines.append(f"time {result.seconds:.3f} s")
+    return lines
