@@ -75,7 +75,8 @@ def reference_ops() -> list[type]:
         def _run(self, *inputs, _op=op, **attrs):
             raw = {a.name: self.onnx_node_attr(a.name) for a in _op.attrs}
             parsed = _op.parse_attributes({k: v for k, v in raw.items() if v is not None}, self.onnx_node.name)
-            return tuple(_op.reference(*inputs, **parsed))
+            result = _op.reference(*inputs, **parsed)
+            return (result,) if isinstance(result, np.ndarray) else tuple(result)
 
         def onnx_node_attr(self, name):
             for attr in self.onnx_node.attribute:

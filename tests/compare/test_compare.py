@@ -111,3 +111,30 @@ def test_external_data_stays_in_its_files(tmp_path):
     assert [r["status"] for r in report["runtimes"]] == ["ok", "ok"]
     plain = compare(path, seed=2, runtimes=["onnxruntime"])
     assert plain["runtimes"][0]["status"] == "ok"
+
+
+def test_openvino_integer_mean_and_nan_are_explained(tmp_path):
+    pytest.importorskip("openvino")
+    from ortops import builder
+
+    mean = tmp_path / "mean.onnx"
+    onnx.save(builder.scatter_elements_update_model(TensorProto.INT32, 1, reduction="mean"), mean)
+    report = compare(mean, inputs={"data": np.array([0, 5, -7, 2], np.int32), "indices": np.array([0, 0, 2, 2, 1]),
+                                   "updates": np.array([-3, -4, 3, -2, 9], np.int32), "axis": np.array([0])},
+                     runtimes=["onnxruntime", "openvino"])
+    (node,) = report["nodes"]
+    if node["status"] != "agree":  # OpenVINO 2026.4 truncates -7, -3 -> ... toward zero; the spec floors
+        assert node["status"] == "explained" and node["topic"] == "integer-mean-rounding", node
+    graph = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1, name="t")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 7])],
+                              [helper.make_tensor_value_info("v", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("i", TensorProto.INT64, None)],
+                              [helper.make_tensor("k", TensorProto.INT64, [1], [4])])
+    nan = tmp_path / "nan.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), nan)
+    x = np.array([[1, np.nan, 3, -np.inf, np.inf, np.nan, 2]] * 3, np.float32)
+    report = compare(nan, inputs={"x": x}, runtimes=["onnxruntime", "openvino"])
+    (node,) = report["nodes"]
+    if node["status"] != "agree":
+        assert node["status"] == "explained" and node["topic"] == "nan", node
+        assert {o["verdict"] for o in report["outputs"]} <= {"match", "explained"}

@@ -101,3 +101,22 @@ def test_a_model_a_runtime_refuses_is_reported_as_failed(tmp_path):
         pytest.skip("this ORT has a uint64 TopK kernel")
     assert ort["status"] == "failed" and ort["detail"]
     assert ort["verdict"] == "explained" and ort["topic"] == "uint64" and ort["node"] == "t", ort
+
+
+@pytest.mark.parametrize("make, feed", [
+    (lambda: builder.scatter_elements_update_model(TensorProto.INT32, 1, reduction="mean"),
+     {"data": np.array([0, 5, -7, 2], np.int32), "indices": np.array([0, 0, 2, 2, 1]),
+      "updates": np.array([-3, -4, 3, -2, 9], np.int32), "axis": np.array([0])}),
+    (lambda: builder.arg_max_model(2, out_max_val=1, topk=3),
+     {"data": np.random.default_rng(0).integers(0, 3, (4, 5)).astype(np.float32)}),
+    (lambda: builder.top_k_model(TensorProto.FLOAT, 2, axis=0, mode="min", sort="index", stable=1),
+     {"data": np.random.default_rng(1).integers(0, 3, (6, 5)).astype(np.float32), "k": np.array([2])}),
+])
+def test_every_ortops_op_in_the_reference_equals_ortops_in_onnxruntime(tmp_path, make, feed):
+    """ortops' kernels equal its references: the reference runtime must agree exactly, every output."""
+    path = tmp_path / "m.onnx"
+    onnx.save(make(), path)
+    report = compare(path, inputs=feed, runtimes=["onnxruntime", "reference"], atol=0, rtol=0)
+    assert [r["status"] for r in report["runtimes"]] == ["ok", "ok"]
+    assert {o["verdict"] for o in report["outputs"]} == {"match"}, report["outputs"]
+    assert {n["status"] for n in report["nodes"]} == {"agree"}
