@@ -193,7 +193,8 @@ def audit_nodes(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, resu
             other_in = [values.get(other, n) for n in node.inputs]
             base_out = [values.get(base, n) for n in node.outputs]
             other_out = [values.get(other, n) for n in node.outputs]
-            if any(v is None for v in (*base_out, *other_out)) or any(
+            named_out = [(b, o) for n, b, o in zip(node.outputs, base_out, other_out) if n]
+            if any(b is None or o is None for b, o in named_out) or any(
                     (b is None) != (o is None) for b, o in zip(base_in, other_in)):
                 out.append(NodeResult(node, other_name, "missing", None,
                                       "a runtime did not return this node's tensors", ""))
@@ -201,7 +202,7 @@ def audit_nodes(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, resu
             differing_in = [n for n, b, o in zip(node.inputs, base_in, other_in)
                             if b is not None and compare_arrays(o, b, atol=atol, rtol=rtol).status != "match"]
             differing_out = [n for n, b, o in zip(node.outputs, base_out, other_out)
-                             if compare_arrays(o, b, atol=atol, rtol=rtol).status != "match"]
+                             if n and compare_arrays(o, b, atol=atol, rtol=rtol).status != "match"]
             if differing_in:
                 out.append(NodeResult(node, other_name, "upstream", None,
                                       f"its input(s) {differing_in} already differ", ""))

@@ -60,8 +60,9 @@ def reference_ops() -> list[type]:
     Each runs the op's NumPy reference (``OpSpec.reference``) with the node's attributes, parsed
     by the op's spec. ``ReferenceEvaluator`` finds an implementation by (domain, op type), but
     ``OpRun`` looks its default attributes up by op type alone, so a custom ``TopK`` would get the
-    standard TopK's ``largest`` and ``sorted``: each class carries its own schema (``op_schema``),
-    the one ortops registers for its domain.
+    standard TopK's ``largest`` and ``sorted`` as keyword arguments (onnx 1.23: a TypeError for a
+    ``_run`` that names its attributes). So each class carries the schema ortops registers for its
+    domain (``op_schema``), and reads the attributes from the node itself, parsed by the op's spec.
     """
     import onnx
     from onnx.reference.op_run import OpRun

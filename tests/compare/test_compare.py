@@ -138,3 +138,23 @@ def test_openvino_integer_mean_and_nan_are_explained(tmp_path):
     if node["status"] != "agree":
         assert node["status"] == "explained" and node["topic"] == "nan", node
         assert {o["verdict"] for o in report["outputs"]} <= {"match", "explained"}
+
+
+def test_k_outside_the_axis_explains_a_runtime_that_refuses_it(tmp_path):
+    graph = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1, name="too_many")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                               helper.make_tensor_value_info("k", TensorProto.INT64, [1])],
+                              [helper.make_tensor_value_info("v", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("i", TensorProto.INT64, None)])
+    path = tmp_path / "k.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
+    ok = compare(path, inputs={"x": np.ones((2, 3), np.float32), "k": np.array([2])},
+                 runtimes=["onnxruntime", "reference"])
+    assert [n["status"] for n in ok["nodes"]] == ["agree"]
+    report = compare(path, inputs={"x": np.ones((2, 3), np.float32), "k": np.array([4])},
+                     runtimes=["onnxruntime", "reference"])
+    ort = report["runtimes"][0]
+    if ort["status"] == "ok":
+        pytest.skip("this ORT accepts k above the axis size")
+    assert ort["verdict"] == "explained" and ort["topic"] == "k-range" and ort["node"] == "too_many", ort
+    assert "k=4 is outside [1, 3]" in ort["explanation"]

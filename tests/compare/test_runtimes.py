@@ -43,6 +43,22 @@ def test_reference_keeps_a_custom_top_k_apart_from_the_standard_one():
     assert out["ov_indices"].tolist() == [brute_top_k(list(r), 3, largest=False) for r in x]
 
 
+def test_reference_keeps_the_ncnn_arg_max_apart_from_the_standard_one():
+    nodes = [helper.make_node("ArgMax", ["x"], ["std"], axis=1, keepdims=0, name="standard"),
+             builder.arg_max("x", out_max_val=0, topk=1, name="ncnn")]
+    graph = helper.make_graph(nodes, "both", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6])],
+                              [helper.make_tensor_value_info("std", TensorProto.INT64, None),
+                               helper.make_tensor_value_info("output", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                    helper.make_opsetid("ortops.ncnn", builder.SCHEMA_VERSION)],
+                              ir_version=8)
+    x = np.array([[2, 7, 1, 7, 0, 7]], np.float32)  # maxima at 1, 3, 5
+    evaluator = ReferenceEvaluator(model, new_ops=runtimes.reference_ops())
+    out = dict(zip(evaluator.output_names, evaluator.run(None, {"x": x})))
+    assert out["std"].tolist() == [1]  # ONNX: the first maximum
+    assert out["output"].tolist() == [[5.0]]  # ncnn: the last maximum, as float32
+
+
 def test_each_runtime_runs_in_a_child_and_returns_named_outputs(tmp_path):
     path = tmp_path / "m.onnx"
     onnx.save(_side_by_side(), path)
