@@ -158,6 +158,9 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
                 verdict, explanation, node = audit.explain_output(graph, name, runtime, node_results)
                 if verdict == "unexplained":
                     explanation += audit.origin_note(graph, name, runtime, found)
+                    if runtime == "openvino" and openvino_precision != "f32" and comparison.dtype[0].startswith("float"):
+                        explanation += (f"; OpenVINO ran at precision {openvino_precision} "
+                                        "(--openvino-precision f32 compares at float32)")
             output_rows.append({"output": name, "runtime": runtime, "verdict": verdict, "explanation": explanation,
                                 "node": node, "comparison": comparison.as_dict()})
     runtime_rows = []
