@@ -12,7 +12,7 @@ from .inputs import InputError
 from .model import ModelError
 from .run import SCHEMA, compare, exit_status
 
-__all__ = ["SCHEMA", "compare", "exit_status", "InputError", "ModelError", "write_reports"]
+__all__ = ["SCHEMA", "InputError", "ModelError", "compare", "exit_status", "write_reports"]
 
 
 def write_reports(report: dict, out):

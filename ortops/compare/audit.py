@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import onnx
@@ -37,8 +38,16 @@ from .findings import Audit, Capture, Finding
 from .model import AuditedNode, node_label
 from .outputs import compare_arrays
 
-__all__ = ["registry", "audited_nodes", "NodeResult", "audit_nodes", "explain_output", "explain_failure",
-           "reason_for", "Graph"]
+__all__ = [
+    "Graph",
+    "NodeResult",
+    "audit_nodes",
+    "audited_nodes",
+    "explain_failure",
+    "explain_output",
+    "reason_for",
+    "registry",
+]
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -88,10 +97,12 @@ class Graph:
     def __init__(self, model: onnx.ModelProto):
         self.nodes = list(model.graph.node)
         self.producer = {name: i for i, node in enumerate(self.nodes) for name in node.output if name}
+        self._ancestors: dict[int, frozenset[int]] = {}
 
-    @functools.lru_cache(maxsize=None)
     def node_ancestors(self, index: int) -> frozenset[int]:
         """Indices of the nodes ``index`` depends on, itself included."""
+        if index in self._ancestors:
+            return self._ancestors[index]
         seen, stack = {index}, [index]
         while stack:
             for name in self.nodes[stack.pop()].input:
@@ -99,7 +110,8 @@ class Graph:
                 if parent is not None and parent not in seen:
                     seen.add(parent)
                     stack.append(parent)
-        return frozenset(seen)
+        self._ancestors[index] = frozenset(seen)
+        return self._ancestors[index]
 
     def tensor_ancestors(self, name: str) -> frozenset[int]:
         producer = self.producer.get(name)

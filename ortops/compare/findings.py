@@ -7,12 +7,13 @@ over :data:`ortops.ops.OPS`; nothing asks an op its name.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import onnx
 
-__all__ = ["Finding", "Capture", "Audit", "attribute"]
+__all__ = ["Audit", "Capture", "Finding", "attribute"]
 
 
 class Finding(NamedTuple):

@@ -8,14 +8,14 @@ values are where runtimes split (TopK, ArgMax, ArgMin).
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import onnx
 
 from .. import dtypes
 
-__all__ = ["InputError", "graph_inputs", "parse_dims", "load_npz", "generate", "check_feed"]
+__all__ = ["InputError", "check_feed", "generate", "graph_inputs", "load_npz", "parse_dims"]
 
 
 class InputError(ValueError):

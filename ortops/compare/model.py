@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 import pathlib
 import shutil
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import onnx
 from onnx import helper
 
-__all__ = ["ModelError", "AuditedNode", "load", "external_files", "audit_model", "save", "node_label"]
+__all__ = ["AuditedNode", "ModelError", "audit_model", "external_files", "load", "node_label", "save"]
 
 
 class ModelError(ValueError):
@@ -47,7 +48,7 @@ def load(path) -> onnx.ModelProto:
         raise ModelError(f"{path}: no such file")
     try:
         model = onnx.load(os.fspath(path), load_external_data=False)
-    except Exception as exc:  # protobuf's DecodeError and friends: the file is not a model
+    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError and friends: the file is not a model
         raise ModelError(f"{path} is not an ONNX model ({type(exc).__name__}: {exc})".strip()) from None
     if not model.graph.node and not model.graph.output:
         raise ModelError(f"{path} is not an ONNX model (no graph)")
@@ -99,7 +100,7 @@ def _inferred_types(model: onnx.ModelProto) -> dict[str, onnx.ValueInfoProto]:
     register_schemas()
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # inference is a convenience: untyped outputs still work
+    except Exception:  # noqa: BLE001 - inference is a convenience: untyped outputs still work
         return {}
     return {v.name: v for v in (*inferred.graph.value_info, *inferred.graph.output)}
 

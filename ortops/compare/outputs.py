@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Comparison", "compare_arrays", "DEFAULT_ATOL", "DEFAULT_RTOL"]
+__all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "Comparison", "compare_arrays"]
 
 #: Polygraphy's defaults.
 DEFAULT_ATOL, DEFAULT_RTOL = 1e-5, 1e-5

@@ -11,11 +11,22 @@ from __future__ import annotations
 import json
 import pathlib
 
-from ..reporting import Cell, Details, Document, Heading, PairSummary, Paragraph, Table, TopicCount, console, markdown
+from ..reporting import (
+    Cell,
+    Details,
+    Document,
+    Heading,
+    PairSummary,
+    Paragraph,
+    Table,
+    TopicCount,
+    console,
+    markdown,
+    summary_blocks,
+)
 from ..reporting import html as html_render
-from ..reporting import summary_blocks
 
-__all__ = ["document", "write_reports", "print_summary", "STATUSES"]
+__all__ = ["STATUSES", "document", "print_summary", "write_reports"]
 
 #: Verdicts of an output or a node, best first, as the report's colours show them.
 STATUSES = ("agree", "explained", "unexplained")

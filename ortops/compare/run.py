@@ -12,11 +12,13 @@ import os
 import pathlib
 import tempfile
 import time
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from . import audit, inputs as inputs_mod, model as model_mod
+from . import audit
+from . import inputs as inputs_mod
+from . import model as model_mod
 from .outputs import DEFAULT_ATOL, DEFAULT_RTOL, compare_arrays
 from .runtimes import RUNTIMES, RuntimeResult, run_in_child
 
@@ -178,7 +180,7 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         runtime_rows.append(row)
     report = {
         "schema": SCHEMA,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "model": {"path": os.fspath(path), "inputs": [i.name for i in inputs_mod.graph_inputs(model)],
                   "outputs": original_outputs, "nodes": len(model.graph.node),
                   "opsets": {o.domain or "ai.onnx": o.version for o in model.opset_import},

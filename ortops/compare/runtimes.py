@@ -24,11 +24,12 @@ import pathlib
 import subprocess
 import sys
 import tempfile
-from typing import Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["RUNTIMES", "PRECISIONS", "RuntimeResult", "run_in_child", "run_here", "reference_ops", "has_ortops_nodes"]
+__all__ = ["PRECISIONS", "RUNTIMES", "RuntimeResult", "has_ortops_nodes", "reference_ops", "run_here", "run_in_child"]
 
 RUNTIMES = ("onnxruntime", "openvino", "reference")
 #: ``--openvino-precision`` choices; ``default`` lets the CPU plugin choose (bf16 on CPUs that have it).
@@ -165,7 +166,7 @@ def run_in_child(runtime: str, model_path: pathlib.Path, feed_path: pathlib.Path
         command = [sys.executable, "-m", "ortops.compare.worker", runtime, os.fspath(model_path),
                    os.fspath(feed_path), os.fspath(out), json.dumps({**(context or {}), **settings})]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return RuntimeResult(runtime, "crashed", f"no answer within {timeout} s (killed)", "", dict(settings), {},
                                  time.perf_counter() - start)

@@ -9,7 +9,7 @@ spec, so a slice holding NaN is judged by the ``nan`` topic.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -46,7 +46,7 @@ def ocr_run(tmp_path_factory):
 
 
 def test_the_recogniser_is_compared_and_its_appended_nodes_audited(ocr_run):
-    status, report, ocr, extended = ocr_run
+    status, report, _, _ = ocr_run
     assert status == report["summary"]["exit_status"] in (0, 1)
     assert {a["node"] for a in report["audited"]} == {"top5", "best", "openvino_top5"}
     assert {o["output"] for o in report["outputs"]} >= {"top5_classes", "best_class", "ov_classes"}
@@ -62,7 +62,7 @@ def test_the_recogniser_is_compared_and_its_appended_nodes_audited(ocr_run):
 
 
 def test_openvino_runs_at_f32_and_the_precision_is_recorded(ocr_run):
-    status, report, ocr, extended = ocr_run
+    _, report, _, _ = ocr_run
     row = next((r for r in report["runtimes"] if r["name"] == "openvino"), None)
     if row is None:
         pytest.skip("openvino is not installed")
@@ -71,7 +71,7 @@ def test_openvino_runs_at_f32_and_the_precision_is_recorded(ocr_run):
 
 def test_the_appended_argmax_reads_the_rendered_line(ocr_run, tmp_path):
     """The appended nodes compute on real data: ORT's argmax path decodes the rendered text."""
-    status, report, ocr, extended = ocr_run
+    _, _, ocr, extended = ocr_run
     if not ocr.font_description().startswith("DejaVu Sans Book"):
         pytest.skip("the decoding was measured with DejaVu Sans")
     import onnxruntime as ort

@@ -8,8 +8,8 @@ from onnx import TensorProto
 
 pytest.importorskip("openvino")
 
-from ortops import builder  # noqa: E402
-from ortops.interop import openvino as ov_interop  # noqa: E402
+from ortops import builder
+from ortops.interop import openvino as ov_interop
 
 
 def _precision(compiled) -> str:
