@@ -153,6 +153,8 @@ def _compare(args: argparse.Namespace) -> int:
         return fail(f"--out {out} is an existing file; give a directory for the reports")
     if args.atol < 0 or args.rtol < 0:
         return fail(f"--atol {args.atol} and --rtol {args.rtol} must be >= 0")
+    if args.timeout is not None and args.timeout <= 0:
+        return fail(f"--timeout {args.timeout} must be > 0 seconds")
     if args.inputs is not None and (args.seed is not None or args.ties):
         return fail("--inputs gives the inputs: --seed and --ties only apply to generated inputs")
     runtimes = _unique(args.runtimes)
@@ -175,7 +177,7 @@ def _compare(args: argparse.Namespace) -> int:
             report = compare_mod.compare(args.model, inputs=args.inputs, seed=args.seed or 0, dims=dims,
                                          ties=args.ties, runtimes=runtimes, atol=args.atol, rtol=args.rtol,
                                          openvino_precision=args.openvino_precision, trace=args.trace,
-                                         progress=tell)
+                                         timeout=args.timeout, progress=tell)
         except (compare_mod.InputError, compare_mod.ModelError) as exc:
             progress.stop()
             return fail(str(exc))
@@ -243,6 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--trace", action="store_true",
                       help="expose every tensor, not only the audited nodes', and name the first node where "
                            "the runtimes split")
+    comp.add_argument("--timeout", type=float, metavar="SECONDS",
+                      help="give up on a runtime after this long (reported as crashed; default: no limit)")
     comp.add_argument("--out", default="ortops-compare", help="report directory (default: ./ortops-compare)")
     comp.add_argument("--no-progress", action="store_true", help="no progress bar")
     comp.set_defaults(func=_compare)

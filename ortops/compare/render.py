@@ -31,7 +31,7 @@ __all__ = ["STATUSES", "document", "print_summary", "write_reports"]
 #: Verdicts of an output or a node, best first, as the report's colours show them.
 STATUSES = ("agree", "explained", "unexplained")
 _STATUS = {"match": "agree", "agree": "agree", "explained": "explained", "unexplained": "unexplained",
-           "upstream": None, "missing": "unexplained"}
+           "upstream": None, "missing": "unexplained", "skipped": None}
 
 _HOW_TO_READ = (
     "Each runtime ran the model on the same inputs, in its own process. Every output is compared with the "

@@ -148,6 +148,11 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
             continue
         for name in original_outputs:
             want, got = ran[baseline].get(name), ran[runtime].get(name)
+            if want is None and got is None:  # a sequence, map or string output: not compared
+                output_rows.append({"output": name, "runtime": runtime, "verdict": "skipped",
+                                    "explanation": "not a numeric tensor in either runtime", "node": None,
+                                    "comparison": None})
+                continue
             if want is None or got is None:
                 output_rows.append({"output": name, "runtime": runtime, "verdict": "unexplained",
                                     "explanation": f"{runtime if got is None else baseline} returned no output {name!r}",
@@ -203,7 +208,7 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
 
 def _summary(report: dict) -> dict:
     outputs = report["outputs"]
-    count = {v: sum(1 for o in outputs if o["verdict"] == v) for v in ("match", "explained", "unexplained")}
+    count = {v: sum(1 for o in outputs if o["verdict"] == v) for v in ("match", "explained", "unexplained", "skipped")}
     nodes = report["nodes"]
     node_count = {v: sum(1 for n in nodes if n["status"] == v)
                   for v in ("agree", "explained", "unexplained", "upstream", "missing")}

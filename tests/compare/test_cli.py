@@ -103,3 +103,13 @@ def test_the_command_runs_as_a_process(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every difference is within tolerance or explained" in done.stdout
+
+
+def test_a_runtime_that_outlives_the_timeout_is_killed_and_reported(tmp_path):
+    path = models.tie_chain(tmp_path / "m.onnx")
+    status = _compare(path, "--dim", "n=4", "--runtimes", "onnxruntime", "reference", "--timeout", "0.01",
+                      "--out", str(tmp_path / "r"))
+    report = json.loads((tmp_path / "r" / "compare.json").read_text())
+    assert [r["status"] for r in report["runtimes"]] == ["crashed", "crashed"]
+    assert all("no answer within 0.01 s" in r["detail"] for r in report["runtimes"])
+    assert status == 1  # a runtime that failed without a visible cause is unexplained
