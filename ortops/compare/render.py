@@ -89,7 +89,7 @@ def _outputs_table(report: dict) -> Table:
             o["explanation"], Cell(o["node"] or "", code=bool(o["node"]))])
     return Table(["output", "runtime", "verdict", "dtype", "shape", "mismatches", "share", "max abs", "max rel",
                   "worst (baseline vs runtime)", "atol needed", "rtol needed", "explanation", "node"],
-                 rows, id="outputs", interactive=True, filter_columns=("runtime", "verdict"),
+                 rows, id="outputs-table", interactive=True, filter_columns=("runtime", "verdict"),
                  caption=f"baseline: {report['baseline']}; tolerance atol={report['settings']['atol']:g}, "
                          f"rtol={report['settings']['rtol']:g}")
 
@@ -99,7 +99,7 @@ def _nodes_table(report: dict) -> Table:
              Cell(n["status"], status=_STATUS.get(n["status"])), n["topic"] or "", n["detail"], n["reason"]]
             for n in report["nodes"]]
     return Table(["node", "op", "runtime", "status", "topic", "what the data shows", "known divergence"], rows,
-                 id="nodes", interactive=True, filter_columns=("runtime", "status", "topic"))
+                 id="nodes-table", interactive=True, filter_columns=("runtime", "status", "topic"))
 
 
 def _runtimes_table(report: dict) -> Table:
@@ -112,14 +112,14 @@ def _runtimes_table(report: dict) -> Table:
             note = f"{note} -- {r['verdict']}: {r['explanation']}"
         rows.append([r["name"], Cell(r["status"], status=status), r["version"], settings,
                      _num(r["seconds"]), note])
-    return Table(["runtime", "status", "version", "settings", "seconds", "detail"], rows, id="runtimes")
+    return Table(["runtime", "status", "version", "settings", "seconds", "detail"], rows, id="runtimes-table")
 
 
 def _inputs_table(report: dict) -> Table:
     rows = [[Cell(i["name"], code=True), i["dtype"], str(tuple(i["shape"])), i["source"],
              "" if i.get("min") is None else f"{i['min']} .. {i['max']}", i.get("distinct", "")]
             for i in report["inputs"]]
-    return Table(["input", "dtype", "shape", "source", "range", "distinct values"], rows, id="inputs")
+    return Table(["input", "dtype", "shape", "source", "range", "distinct values"], rows, id="inputs-table")
 
 
 def document(report: dict) -> Document:
@@ -133,7 +133,7 @@ def document(report: dict) -> Document:
                       f"{len(report['audited'])} audited. Baseline: `{report['baseline']}`. "
                       f"OpenVINO precision: `{settings['openvino_precision']}`."),
             Paragraph(_HOW_TO_READ))
-    doc.add(Heading("Summary"), *summary_blocks(_pairs(report), STATUSES, id="summary"))
+    doc.add(Heading("Summary"), *summary_blocks(_pairs(report), STATUSES, id="summary-table"))
     doc.add(Heading("Runtimes"), _runtimes_table(report))
     doc.add(Heading("Inputs"), _inputs_table(report))
     doc.add(Heading("Outputs"), _outputs_table(report))

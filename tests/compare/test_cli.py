@@ -113,3 +113,10 @@ def test_a_runtime_that_outlives_the_timeout_is_killed_and_reported(tmp_path):
     assert [r["status"] for r in report["runtimes"]] == ["crashed", "crashed"]
     assert all("no answer within 0.01 s" in r["detail"] for r in report["runtimes"])
     assert status == 1  # a runtime that failed without a visible cause is unexplained
+
+
+def test_html_ids_are_unique(tmp_path):
+    path = models.tie_chain(tmp_path / "m.onnx")
+    _compare(path, "--dim", "n=4", "--runtimes", "onnxruntime", "reference", "--out", str(tmp_path / "r"))
+    ids = re.findall(r' id="([^"]+)"', (tmp_path / "r" / "compare.html").read_text())
+    assert len(ids) == len(set(ids)) > 0
