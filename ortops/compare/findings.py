@@ -27,7 +27,11 @@ class Finding(NamedTuple):
 
 class Capture(NamedTuple):
     """One node's actual tensors: its inputs (as the baseline runtime computed them; None for an
-    omitted optional input), and its outputs in the baseline and in the other runtime."""
+    omitted optional input), and its outputs in the baseline and in the other runtime.
+
+    ``other_inputs`` are the other runtime's inputs when they differ from the baseline's (within
+    the tolerance ``atol``/``rtol``, else the node is not classified), None when bit-identical.
+    """
 
     node: onnx.NodeProto
     inputs: Sequence[np.ndarray | None]
@@ -35,6 +39,9 @@ class Capture(NamedTuple):
     other: Sequence[np.ndarray]
     base_runtime: str
     other_runtime: str
+    other_inputs: Sequence[np.ndarray | None] | None = None  # None: bit-identical to ``inputs``
+    atol: float = 0.0
+    rtol: float = 0.0
 
 
 class Audit(NamedTuple):

@@ -44,7 +44,8 @@ def _stable_choice(row, k, largest) -> np.ndarray:
 
 
 def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tuple[np.ndarray, np.ndarray]],
-                    runtimes: Sequence[str], *, ordered: str = "value", what: str = "k-th") -> Finding:
+                    runtimes: Sequence[str], *, ordered: str = "value", what: str = "k-th", other_data=None,
+                    atol: float = 0.0, rtol: float = 0.0) -> Finding:
     """Why two runtimes' selections of ``k`` elements along ``axis`` of ``data`` differ.
 
     ``answers`` holds (values, indices) per runtime, shaped like ``data`` with ``k`` along ``axis``.
@@ -52,15 +53,28 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
     the same order), ``"index"`` or ``"none"`` (any order of a valid set). Returns an explained
     ``ties`` finding when both answers are valid top-k selections, an explained ``nan`` finding when
     every differing slice holds NaN, an unexplained one otherwise.
+
+    ``other_data`` is the second runtime's own input when it is not bit-identical to ``data`` (but
+    within ``atol``/``rtol``): a slice whose indices agree and whose values are within tolerance
+    does not differ, and a slice where each runtime's answer is a valid selection of its own input
+    is a near-tie (topic ``ties``): values closer than the tolerance were ranked differently.
     """
     data = np.asarray(data)
     rows = _slices(data, axis)
     per = [(_slices(v, axis), _slices(i, axis).astype(np.int64)) for v, i in answers]
     if any(v.shape[0] != rows.shape[0] for v, _ in per):
         return Finding(None, False, "the outputs do not have one slice per slice of the data")
+    other_rows = None if other_data is None else _slices(np.asarray(other_data), axis)
+
+    def close(a, b) -> bool:
+        if a.dtype.kind != "f" or other_rows is None:
+            return _same(a, b)
+        a, b = a.astype(np.float64), b.astype(np.float64)
+        return bool(np.all((np.abs(a - b) <= atol + rtol * np.abs(a)) | (np.isnan(a) & np.isnan(b))))
+
     differing = [s for s in range(rows.shape[0])
-                 if not all(_same(per[0][j][s], per[1][j][s]) for j in (0, 1))]
-    nan_slices, boundary, inside, reordered, invalid = [], [], [], [], []
+                 if not (_same(per[0][1][s], per[1][1][s]) and close(per[0][0][s], per[1][0][s]))]
+    nan_slices, boundary, inside, reordered, invalid, near = [], [], [], [], [], []
     lower = {r: 0 for r in runtimes}
     for s in differing:
         row = rows[s]
@@ -68,6 +82,10 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
             nan_slices.append(s)
             continue
         bad = [name for name, (vals, idx) in zip(runtimes, per) if not _valid(row, idx[s], vals[s], k, largest)]
+        if bad and other_rows is not None and _valid(row, per[0][1][s], per[0][0][s], k, largest) and _valid(
+                other_rows[s], per[1][1][s], per[1][0][s], k, largest):
+            near.append(s)
+            continue
         if bad:
             invalid.append((s, bad[0]))
             continue
@@ -94,6 +112,10 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
                                     f"first: slice {s}: {why}")
     if not differing:
         return Finding(None, True, "no slice differs")
+    if near and not (boundary or inside or nan_slices or reordered):
+        return Finding("ties", True, f"near-ties: in {len(near)} of {total} slices the inputs differ within the "
+                                     "tolerance and each runtime's answer is exact for its own input: values closer "
+                                     "than the tolerance were ranked differently")
     if reordered and not (boundary or inside or nan_slices):
         return Finding(None, True, f"{len(reordered)} of {total} slices hold the same elements in another order; "
                                    f"the spec leaves the output order open (sort={ordered!r})")
@@ -110,7 +132,9 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
         parts.append(f"{len(nan_slices)} hold NaN")
     if reordered:
         parts.append(f"{len(reordered)} hold the same elements in another order (sort={ordered!r})")
-    takers = [name for name in runtimes if lower[name] == len(differing) - len(nan_slices)]
+    if near:
+        parts.append(f"{len(near)} rank values closer than the tolerance differently (near-ties)")
+    takers = [name for name in runtimes if lower[name] == len(differing) - len(nan_slices) - len(near)]
     rule = (f"; {' and '.join(takers)} take{'s' if len(takers) == 1 else ''} the lower index" if takers
             else "; neither runtime always takes the lower index")
     return Finding("ties", True, "ties: " + "; ".join(parts) + rule)

@@ -68,3 +68,18 @@ def test_the_axis_is_respected():
     b = (np.array([[1, 7]], np.float32), np.array([[1, 2]]))
     finding = judge_selection(data, 0, 1, True, [a, b], ("a", "b"))
     assert finding.explained and finding.topic == "ties" and "1 of 2 slices" in finding.detail
+
+
+def test_near_ties_within_tolerance_are_explained_only_when_each_answer_fits_its_own_input():
+    base = np.array([[1.0, 0.5000001, 0.5, 0.1]], np.float32)
+    other = np.array([[1.0, 0.5, 0.5000001, 0.1]], np.float32)  # within 1e-5 of base
+    a = (np.array([[1.0, 0.5000001]], np.float32), np.array([[0, 1]]))
+    b = (np.array([[1.0, 0.5000001]], np.float32), np.array([[0, 2]]))
+    finding = judge_selection(base, 1, 2, True, [a, b], ("ort", "ov"), other_data=other, atol=1e-5, rtol=1e-5)
+    assert finding.explained and finding.topic == "ties" and "near-ties" in finding.detail
+    wrong = (np.array([[1.0, 0.1]], np.float32), np.array([[0, 3]]))
+    assert not judge_selection(base, 1, 2, True, [a, wrong], ("ort", "ov"), other_data=other, atol=1e-5,
+                               rtol=1e-5).explained
+    same = (np.array([[1.0, 0.5000002]], np.float32), np.array([[0, 1]]))  # same indices, values within tolerance
+    assert judge_selection(base, 1, 2, True, [a, same], ("ort", "ov"), other_data=other, atol=1e-5,
+                           rtol=1e-5).detail == "no slice differs"

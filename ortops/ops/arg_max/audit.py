@@ -22,17 +22,18 @@ def _standard(largest: bool):
         data = np.asarray(capture.inputs[0])
         axis = attribute(node, "axis", 0)
         axis = axis + data.ndim if axis < 0 else axis
+        other_data = None if capture.other_inputs is None else np.asarray(capture.other_inputs[0])
         answers = []
-        for out in (capture.base[0], capture.other[0]):
+        for out, own in ((capture.base[0], data), (capture.other[0], data if other_data is None else other_data)):
             idx = np.asarray(out).astype(np.int64)
             if not attribute(node, "keepdims", 1):
                 idx = np.expand_dims(idx, axis)
             if np.any(idx < 0) or np.any(idx >= data.shape[axis]):
                 return Finding(None, False, f"an index is outside [0, {data.shape[axis] - 1}]")
-            answers.append((np.take_along_axis(data, idx, axis), idx))
+            answers.append((np.take_along_axis(own, idx, axis), idx))
         what = "maximum" if largest else "minimum"
         return judge_selection(data, axis, 1, largest, answers, (capture.base_runtime, capture.other_runtime),
-                               what=what)
+                               what=what, other_data=other_data, atol=capture.atol, rtol=capture.rtol)
 
     return classify
 

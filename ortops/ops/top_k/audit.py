@@ -44,8 +44,10 @@ def _classify(capture: Capture, *, largest: bool, ordered: str) -> Finding:
     data = np.asarray(capture.inputs[0])
     k = _k(capture.node, capture.inputs)
     axis = _axis(capture.node, data, -1)
+    other = None if capture.other_inputs is None else capture.other_inputs[0]
     return judge_selection(data, axis, k, largest, [tuple(capture.base[:2]), tuple(capture.other[:2])],
-                           (capture.base_runtime, capture.other_runtime), ordered=ordered)
+                           (capture.base_runtime, capture.other_runtime), ordered=ordered, other_data=other,
+                           atol=capture.atol, rtol=capture.rtol)
 
 
 def _onnx(capture: Capture) -> Finding:
