@@ -226,7 +226,6 @@ def document(results: Sequence[Result], data: dict) -> Document:
     by_source = [[op, source, *[groups.get((op, source, st), 0) for st in SHOWN]]
                  for op in sorted({r.case.op for r in results}) for source in SOURCES
                  if any(groups.get((op, source, st)) for st in SHOWN)]
-    doc.add(Heading("By op and source"), Table(["op", "source", *SHOWN], by_source, id="by-source"))
     doc.add(Heading("Divergence matrix"),
             Paragraph("Rows: topics, found from each case's inputs (values tie, NaN, a dtype, an integer mean, an "
                       "index or k out of range...) and from the topics its checks were judged under. ORT built-in, "
@@ -247,6 +246,7 @@ def document(results: Sequence[Result], data: dict) -> Document:
                       "the compared output, or the outcome (an OpError, a missing kernel)."),
             Table(list(NON_AGREE_COLUMNS), rows, id="non-agree", interactive=True,
                   filter_columns=["op", "dtype", "verdict", "topic"]))
+    doc.add(Heading("By op and source"), Table(["op", "source", *SHOWN], by_source, id="by-source"))
     real = [r for r in results if r.case.source == "real-model" and "rendered" in r.case.details]
     if real:
         doc.add(Heading("Real model"),

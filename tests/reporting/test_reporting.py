@@ -75,6 +75,14 @@ def test_html_is_self_contained_escaped_and_coloured():
     assert re.search(r"\.st-explained\{background:#[0-9a-f]{6}\}", page)
 
 
+def test_html_ids_are_unique_even_when_a_heading_and_a_table_share_a_name():
+    page = html.render(Document("t").add(Heading("Cases"), Table(["a"], [[1]], id="cases", interactive=True),
+                                         Heading("Cases"), Table(["a"], [[2]], id="cases", interactive=True)))
+    ids = re.findall(r' id="([^"]+)"', page)
+    assert len(ids) == len(set(ids)) == 6
+    assert 'id="cases"' in page and 'id="cases-filters"' in page and 'id="cases-2-filters"' in page
+
+
 def test_plain_console_writes_whole_unwrapped_lines():
     out = io.StringIO()
     con = console.make_console(out, plain=True)
