@@ -94,10 +94,14 @@ def test_summary_per_pair_adds_up_and_matches_the_checks(run):
     assert {r["pair"] for r in rows if int(r["cases"])} == set(expected)
     # every explained topic of a pair: its count in cases and its one line of reason
     section = _section(md, "Summary per runtime pair")
-    for line in re.findall(r"^- `([^`]+)` - (\d+) (explained|skipped|unexplained): (.+)$", section, re.M):
-        topic, count, status, reason = line
+    topic_lines = re.findall(r"^- `([^`]+)`(?: \(([A-Za-z, ]+)\))? - (\d+) (explained|skipped|unexplained): (.+)$",
+                             section, re.M)
+    assert topic_lines and len(topic_lines) == section.count("\n- ")
+    for line in topic_lines:
+        topic, scope, count, status, reason = line
         hits = {c["name"] for c in data["cases"] for k in c["checks"]
-                if k["status"] == status and k["reason"] == reason and (k["topic"] or "") in (topic, "")}
+                if k["status"] == status and k["reason"] == reason and (k["topic"] or "") in (topic, "")
+                and c["op"] in scope.split(", ")}
         assert len(hits) >= int(count) > 0, line
 
 
