@@ -97,18 +97,21 @@ def pair_summaries(results: Sequence[Result]) -> list[PairSummary]:
     for pair, items in _pair_checks(results).items():
         counts: Counter = Counter()
         topics: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+        ops: dict[tuple[str, str, str], set[str]] = defaultdict(set)
         for r, checks in items:
             status = _pair_verdict(pair, checks)
             counts[status] += 1
             if status in ("explained", "skipped", "unexplained"):
                 for c in checks:
                     if c.status == status:
-                        topics[(status, c.topic or ("not comparable" if status == "skipped" else "no topic"),
-                                c.reason)].add(r.case.name)
+                        key = (status, c.topic or ("not comparable" if status == "skipped" else "no topic"), c.reason)
+                        topics[key].add(r.case.name)
+                        ops[key].add(r.case.op)
         if not items and pair not in _PAIR_NOTES:
             continue
         order = {s: i for i, s in enumerate(("unexplained", "explained", "skipped"))}
-        lines = [TopicCount(topic, len(names), reason, status) for (status, topic, reason), names in
+        lines = [TopicCount(topic, len(names), reason, status, ", ".join(sorted(ops[(status, topic, reason)])))
+                 for (status, topic, reason), names in
                  sorted(topics.items(), key=lambda kv: (order[kv[0][0]], kv[0][1], -len(kv[1])))]
         out.append(PairSummary(pair, {s: counts.get(s, 0) for s in STATUSES}, lines,
                                note="" if items else _PAIR_NOTES[pair]))
@@ -226,7 +229,6 @@ def document(results: Sequence[Result], data: dict) -> Document:
     by_source = [[op, source, *[groups.get((op, source, st), 0) for st in SHOWN]]
                  for op in sorted({r.case.op for r in results}) for source in SOURCES
                  if any(groups.get((op, source, st)) for st in SHOWN)]
-    doc.add(Heading("By op and source"), Table(["op", "source", *SHOWN], by_source, id="by-source"))
     doc.add(Heading("Divergence matrix"),
             Paragraph("Rows: topics, found from each case's inputs (values tie, NaN, a dtype, an integer mean, an "
                       "index or k out of range...) and from the topics its checks were judged under. ORT built-in, "
@@ -247,6 +249,7 @@ def document(results: Sequence[Result], data: dict) -> Document:
                       "the compared output, or the outcome (an OpError, a missing kernel)."),
             Table(list(NON_AGREE_COLUMNS), rows, id="non-agree", interactive=True,
                   filter_columns=["op", "dtype", "verdict", "topic"]))
+    doc.add(Heading("By op and source"), Table(["op", "source", *SHOWN], by_source, id="by-source"))
     real = [r for r in results if r.case.source == "real-model" and "rendered" in r.case.details]
     if real:
         doc.add(Heading("Real model"),
@@ -278,7 +281,8 @@ def write_reports(results: Sequence[Result], out_dir: pathlib.Path, notes: Seque
     data = {
         "summary": summary(results),
         "pairs": [{"pair": p.name, **p.counts, "cases": p.total, "note": p.note,
-                   "topics": [{"topic": t.topic, "status": t.status, "cases": t.count, "reason": t.reason}
+                   "topics": [{"topic": t.topic, "ops": t.scope.split(", "), "status": t.status, "cases": t.count,
+                               "reason": t.reason}
                               for t in p.topics]} for p in pair_summaries(results)],
         "environment": _environment(),
         "seconds": round(seconds, 2),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Iterable, Sequence
 
@@ -78,9 +79,9 @@ def judge_case(case: Case, *, openvino: bool = False) -> Result:
 
 
 def run(cases: Iterable[Case], *, progress: bool = True, openvino: bool = False) -> list[Result]:
-    """Judge every case, showing a progress bar on the terminal when ``progress``."""
+    """Judge every case, showing a progress bar when ``progress`` and stdout is a terminal."""
     cases = list(cases)
-    if not progress:
+    if not progress or not sys.stdout.isatty():  # no bar (not even its blank line) in a pipe or a CI log
         return [judge_case(c, openvino=openvino) for c in cases]
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

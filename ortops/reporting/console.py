@@ -95,7 +95,8 @@ def print_pairs(console, label: str, pairs: Sequence[PairSummary], statuses: Seq
             print_line(console, pair_line(label, pair, statuses))
         for pair in pairs:
             for t in pair.topics:
-                print_line(console, f'{label} topic pair="{pair.name}" topic={t.topic} count={t.count} '
+                scope = f' scope="{t.scope}"' if t.scope else ""
+                print_line(console, f'{label} topic pair="{pair.name}" topic={t.topic}{scope} count={t.count} '
                                     f"status={t.status}: {t.reason}")
         return
     from .document import summary_blocks

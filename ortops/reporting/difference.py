@@ -82,6 +82,11 @@ class Difference:
         The two shapes (None for an outcome).
     note : str
         One optional line (e.g. "the same elements in another order").
+    max_abs_diff : float or None
+        The largest absolute difference over the positions that differ (numbers of the same
+        shape only; None when it is not a finite number, e.g. NaN against a number).
+    rtol, atol : float
+        The tolerance :meth:`of` compared with (0 and 0: exact).
     """
 
     output: str
@@ -97,20 +102,35 @@ class Difference:
     left_shape: tuple[int, ...] | None = None
     right_shape: tuple[int, ...] | None = None
     note: str = ""
+    max_abs_diff: float | None = None
+    rtol: float = 0.0
+    atol: float = 0.0
 
     @classmethod
-    def of(cls, output: str, left: str, left_array: Any, right: str, right_array: Any, note: str = "") -> "Difference":
-        """The difference between two arrays (shapes may differ; NaN equals NaN)."""
+    def of(cls, output: str, left: str, left_array: Any, right: str, right_array: Any, note: str = "", *,
+           rtol: float = 0.0, atol: float = 0.0) -> "Difference":
+        """The difference between two arrays (shapes may differ; NaN equals NaN). With ``rtol``
+        or ``atol``, numbers within ``atol + rtol * |right|`` of each other count as equal."""
         a, b = np.asarray(left_array), np.asarray(right_array)
-        first = left_at = right_at = mismatches = None
+        first = left_at = right_at = mismatches = biggest = None
         if a.shape == b.shape:
-            differ = np.argwhere(~_equal(a, b))
+            equal = _equal(a, b)
+            numeric = a.dtype.kind in "iufb" and b.dtype.kind in "iufb"
+            if numeric and (rtol or atol):
+                with np.errstate(all="ignore"):
+                    equal |= np.isclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol)
+            differ = np.argwhere(~equal)
             mismatches = int(len(differ))
             if mismatches:
                 first = tuple(int(i) for i in differ[0])
                 left_at, right_at = preview(a[first]), preview(b[first])
+                if numeric:
+                    with np.errstate(all="ignore"):
+                        gap = np.abs(a[~equal].astype(np.float64) - b[~equal].astype(np.float64)).max()
+                    biggest = float(gap) if np.isfinite(gap) else None
         return cls(output, left, right, preview(a), preview(b), first, left_at, right_at, mismatches,
-                   int(a.size) if a.shape == b.shape else None, tuple(a.shape), tuple(b.shape), note)
+                   int(a.size) if a.shape == b.shape else None, tuple(a.shape), tuple(b.shape), note, biggest,
+                   float(rtol), float(atol))
 
     @classmethod
     def outcome(cls, left: str, left_value: Any, right: str, right_value: Any, note: str = "") -> "Difference":

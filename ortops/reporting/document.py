@@ -121,12 +121,14 @@ class Grid(Table):
 
 @dataclass(frozen=True)
 class TopicCount:
-    """One topic of a pair's summary: its key, how many items it holds, one line of reason."""
+    """One topic of a pair's summary: its key, how many items it holds, one line of reason,
+    the verdict it explains, and an optional ``scope`` (e.g. the ops it was seen on)."""
 
     topic: str
     count: int
     reason: str
     status: str = "explained"
+    scope: str = ""
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ class Document:
 def summary_blocks(pairs: Sequence[PairSummary], statuses: Sequence[str] = STATUSES, *,
                    id: str = "summary") -> list[Block]:
     """One table of the pairs' counts (each cell coloured by its status when non-zero), then
-    for each pair with topics one bulleted list ``topic (count): reason``.
+    for each pair with topics one bulleted list ```topic` (scope) - count status: reason``.
 
     The counts of a row add up to its ``total`` column (checked by the tests of the commands
     that use it).
@@ -193,5 +195,6 @@ def summary_blocks(pairs: Sequence[PairSummary], statuses: Sequence[str] = STATU
     for pair in pairs:
         if pair.topics:
             blocks.append(Paragraph(f"**{pair.name}**"))
-            blocks.append(Bullets([f"`{t.topic}` - {t.count} {t.status}: {t.reason}" for t in pair.topics]))
+            blocks.append(Bullets([f"`{t.topic}`{f' ({t.scope})' if t.scope else ''} - {t.count} {t.status}: "
+                                   f"{t.reason}" for t in pair.topics]))
     return blocks

@@ -9,7 +9,8 @@ header; a second click reverses; numbers sort as numbers through ``Cell.sort``).
 unsorted and unfiltered.
 
 All text is escaped (:func:`escape`); the only mark-up read from text is ``**bold**`` and
-```code``` (:func:`inline`).
+```code``` (:func:`inline`). Element ids are unique: a table keeps its ``id`` (its filters are
+``<id>-filters``), a heading gets ``h-<slug of its text>``.
 """
 
 from __future__ import annotations
@@ -123,9 +124,25 @@ def _td(c: Cell, *, rowhead: bool = False) -> str:
     return f"<td{attrs}>{f'<code>{text}</code>' if c.code and c.text else text}</td>"
 
 
-def _table(block: Table, counter: list[int]) -> str:
-    counter[0] += 1
-    ident = _slug(block.id) if block.id else f"table-{counter[0]}"
+class _Ids:
+    """Element ids of one page, each used once (a heading and a table may share a slug)."""
+
+    def __init__(self):
+        self.used: set[str] = set()
+        self.tables = 0
+
+    def take(self, base: str) -> str:
+        ident, n = base, 1
+        while ident in self.used:
+            n += 1
+            ident = f"{base}-{n}"
+        self.used.add(ident)
+        return ident
+
+
+def _table(block: Table, ids: _Ids) -> str:
+    ids.tables += 1
+    ident = ids.take(_slug(block.id) if block.id else f"table-{ids.tables}")
     rows = block.cells()
     classes = ["interactive"] if block.interactive else []
     if isinstance(block, Grid):
@@ -158,12 +175,12 @@ def _table(block: Table, counter: list[int]) -> str:
     return "\n".join(out)
 
 
-def _blocks(items: Sequence[Block], counter: list[int]) -> str:
+def _blocks(items: Sequence[Block], ids: _Ids) -> str:
     out = []
     for block in items:
         if isinstance(block, Heading):
             level = max(1, min(6, block.level))
-            out.append(f'<h{level} id="{_slug(block.text)}">{inline(block.text)}</h{level}>')
+            out.append(f'<h{level} id="{ids.take("h-" + _slug(block.text))}">{inline(block.text)}</h{level}>')
         elif isinstance(block, Paragraph):
             out.append(f"<p>{inline(block.text)}</p>")
         elif isinstance(block, Bullets):
@@ -171,13 +188,13 @@ def _blocks(items: Sequence[Block], counter: list[int]) -> str:
         elif isinstance(block, Code):
             out.append(f"<pre>{escape(block.text)}</pre>")
         elif isinstance(block, Table):
-            out.append(_table(block, counter))
+            out.append(_table(block, ids))
         elif isinstance(block, Details):
             status = f' class="st-{_slug(block.status)}"' if block.status else ""
-            ident = f' id="{_slug(block.id)}"' if block.id else ""
+            ident = f' id="{ids.take(_slug(block.id))}"' if block.id else ""
             out.append(f"<details{ident}{' open' if block.open else ''}><summary>"
                        f"<span{status}>{inline(block.title)}</span></summary>")
-            out.append(_blocks(block.blocks, counter))
+            out.append(_blocks(block.blocks, ids))
             out.append("</details>")
         else:
             raise TypeError(f"not a report block: {type(block).__name__}")
@@ -191,7 +208,8 @@ def render(document: Document, colours: dict[str, str] | None = None) -> str:
     """
     palette = {**COLOURS, **(colours or {})}
     status_css = "".join(f".st-{_slug(s)}{{background:{c}}}" for s, c in palette.items())
-    body = _blocks(document.blocks, [0])
+    ids = _Ids()
+    body = _blocks(document.blocks, ids)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

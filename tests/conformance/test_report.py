@@ -94,10 +94,14 @@ def test_summary_per_pair_adds_up_and_matches_the_checks(run):
     assert {r["pair"] for r in rows if int(r["cases"])} == set(expected)
     # every explained topic of a pair: its count in cases and its one line of reason
     section = _section(md, "Summary per runtime pair")
-    for line in re.findall(r"^- `([^`]+)` - (\d+) (explained|skipped|unexplained): (.+)$", section, re.M):
-        topic, count, status, reason = line
+    topic_lines = re.findall(r"^- `([^`]+)`(?: \(([A-Za-z, ]+)\))? - (\d+) (explained|skipped|unexplained): (.+)$",
+                             section, re.M)
+    assert topic_lines and len(topic_lines) == section.count("\n- ")
+    for line in topic_lines:
+        topic, scope, count, status, reason = line
         hits = {c["name"] for c in data["cases"] for k in c["checks"]
-                if k["status"] == status and k["reason"] == reason and (k["topic"] or "") in (topic, "")}
+                if k["status"] == status and k["reason"] == reason and (k["topic"] or "") in (topic, "")
+                and c["op"] in scope.split(", ")}
         assert len(hits) >= int(count) > 0, line
 
 
@@ -187,10 +191,9 @@ def test_every_non_agree_case_has_its_concrete_difference(run):
             if sum(1 for _ in re.finditer(",", row["input"])) < 10 and "=" in row["input"]:
                 assert "[" in row["input"]  # small inputs are shown inline
     # the structured difference is data, the same in report.md
-    some = next(k["difference"] for c in non_agree for k in c["checks"]
-                if k["difference"] and k["difference"]["first_index"] is not None) if any(
-        k["difference"] and k["difference"]["first_index"] is not None for c in non_agree for k in c["checks"]) else None
-    if some:
+    positioned = [k["difference"] for c in non_agree for k in c["checks"]
+                  if k["difference"] and k["difference"]["first_index"] is not None]
+    for some in positioned[:5]:
         assert f"{some['left']} {some['left_at']} vs {some['right']} {some['right_at']}" in run["md"]
 
 

@@ -75,6 +75,14 @@ def test_html_is_self_contained_escaped_and_coloured():
     assert re.search(r"\.st-explained\{background:#[0-9a-f]{6}\}", page)
 
 
+def test_html_ids_are_unique_even_when_a_heading_and_a_table_share_a_name():
+    page = html.render(Document("t").add(Heading("Cases"), Table(["a"], [[1]], id="cases", interactive=True),
+                                         Heading("Cases"), Table(["a"], [[2]], id="cases", interactive=True)))
+    ids = re.findall(r' id="([^"]+)"', page)
+    assert len(ids) == len(set(ids)) == 6
+    assert 'id="cases"' in page and 'id="cases-filters"' in page and 'id="cases-2-filters"' in page
+
+
 def test_plain_console_writes_whole_unwrapped_lines():
     out = io.StringIO()
     con = console.make_console(out, plain=True)
@@ -105,3 +113,12 @@ def test_difference_nan_equals_nan_and_shapes_may_differ():
     assert Difference.of("v", "x", np.array([np.nan, 1.0]), "y", np.array([np.nan, 1.0])).mismatches == 0
     d = Difference.of("v", "x", np.zeros(3), "y", np.zeros(4))
     assert d.first_index is None and "shapes differ" in d.first_position
+
+
+def test_difference_with_a_tolerance_counts_only_what_lies_outside_it():
+    left, right = np.array([1.0, 2.0, 3.0]), np.array([1.0 + 1e-9, 2.5, 3.0])
+    exact = Difference.of("v", "x", left, "y", right)
+    assert exact.mismatches == 2 and exact.first_index == (0,)
+    loose = Difference.of("v", "x", left, "y", right, atol=1e-6)
+    assert loose.mismatches == 1 and loose.first_index == (1,) and loose.max_abs_diff == 0.5
+    assert Difference.from_json(loose.to_json()) == loose

@@ -440,7 +440,8 @@ def real_model_cases() -> list[Case]:
                 "shape": list(probs.shape),
                 "most_confident" if topk == 1 else "top5": found[0] if topk == 1 else found,
             }
-            cases.append(_case(f"{real_model.line_name(n)}_argmax_top{topk}", "real-model", probs, out_max_val=1, topk=topk,
+            name = f"{real_model.line_name(n)}_argmax_top{topk}"
+            cases.append(_case(name, "real-model", probs, out_max_val=1, topk=topk,
                                details=details))
     return cases
 

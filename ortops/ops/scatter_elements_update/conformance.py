@@ -380,7 +380,8 @@ def _rejected_builtin_checks(case: Case, error: OpError) -> list[Check]:
         try:
             output = plain_session(model).run(None, feed)[0]
         except Exception as exc:  # noqa: BLE001 - ORT's own rejection is the observation
-            checks.append(Check(oracle, "agree", detail=f"ORT rejects it too: {str(exc).strip().splitlines()[0][:200]}"))
+            message = str(exc).strip().splitlines()[0][:200]
+            checks.append(Check(oracle, "agree", detail=f"ORT rejects it too: {message}"))
         else:
             topic = ERROR_TOPICS.get(error.kind, "invalid-input")
             checks.append(Check(oracle, "explained", "ortops raises OpError (the spec rejects the input); ORT's "
@@ -657,7 +658,8 @@ def real_model_cases() -> list[Case]:
             details = dict(base, **{f"{how}_confidence_per_char": [[c, round(float(v), 4)]
                                                                   for c, v in zip(decoded.text, values)]})
             cases.append(_case(
-                f"{line_name(n)}_char_{how}_confidence", "real-model", np.zeros(length, np.float32), indices, confidence,
+                f"{line_name(n)}_char_{how}_confidence", "real-model", np.zeros(length, np.float32), indices,
+                confidence,
                 [0], reduction=reduction, use_init_val=0, expected={"output": values.astype(np.float32)},
                 expected_from=f"NumPy per-character {how} ({'bincount' if how == 'mean' else 'maximum.at'})",
                 details=details,
