@@ -67,7 +67,8 @@ def _pairs(report: dict) -> list[PairSummary]:
                 topics.setdefault(node["topic"], []).append(node)
         pairs.append(PairSummary(
             f"{runtime} vs {base}", counts, unit="outputs",
-            topics=[TopicCount(t, len(ns), ns[0]["reason"] or ns[0]["detail"]) for t, ns in topics.items()]))
+            topics=[TopicCount(t, len(ns), ns[0]["reason"] or ns[0]["detail"],
+                               scope=", ".join(f"{n['node']} ({n['op']})" for n in ns)) for t, ns in topics.items()]))
     return pairs
 
 
