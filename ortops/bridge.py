@@ -1,6 +1,7 @@
 """The PyOp bridge: every registration with onnxruntime-extensions and the bridge's hook.
 
-This is the only module with mutable global state. Nothing registers on import; call
+Its global state is the registrations and the hook (the rest of ortops' process-wide state
+lives in :mod:`ortops.runtime`). Nothing registers on import; call
 :func:`register` (``ortops.InferenceSession`` and the CLI do) and calling it twice, or from
 two threads at once, is safe.
 
