@@ -25,7 +25,9 @@ Tasks on the pool never wait for other pool tasks, so a full pool only queues wo
 **Named caches** (:func:`cached`, :func:`clear`). Bounded, least-recently-used maps from a
 key to an object that is expensive to build, one per name: ``"openvino.core"`` (the one
 ``openvino.Core`` with ortops' frontend extensions) and ``"openvino.compiled"`` (compiled
-OpenVINO models, 256 at most), both used by :mod:`ortops.interop.openvino`.
+OpenVINO models, 256 at most), both used by :mod:`ortops.interop.openvino`, and
+``"selection.probe"`` (whether ORT's TopK-11 passed :mod:`ortops.kernels.selection`'s tie
+probe, per selection).
 
 So ortops adds at most ``worker_count()`` threads to a process, whatever it runs.
 ORT's own global thread pool (``set_global_thread_pool_sizes``, ``use_per_session_threads``)
@@ -101,7 +103,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Hashable, Sequence, TypeVar
 
-__all__ = ["inner_session", "cached", "clear", "pool", "parallel_map", "worker_count", "THREADS_ENV", "Interrupt", "guard_signals",
+__all__ = ["inner_session", "cached", "entries", "clear", "pool", "parallel_map", "worker_count", "THREADS_ENV", "Interrupt", "guard_signals",
            "bridge_code", "kernel_started", "kernel_finished", "redeliver", "deliver"]
 
 T = TypeVar("T")
@@ -206,6 +208,12 @@ def cached(cache: str, key: Hashable, build: Callable[[], T], *, limit: int | No
         while limit is not None and len(entries) > limit:
             entries.popitem(last=False)
     return value
+
+
+def entries(cache: str) -> dict:
+    """A copy of the named cache's entries, least recently used first."""
+    with _lock:
+        return dict(_caches.get(cache, {}))
 
 
 def clear(cache: str) -> None:
