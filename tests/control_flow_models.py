@@ -88,11 +88,12 @@ def if_top_k(*, data_type=F, then_attrs=None, else_attrs=None):
                   [("values", data_type, None), ("indices", index_type, None)])
 
 
-def function_top_k(*, mode="max", mode_from_caller=None, calls=1):
+def function_top_k(*, mode="max", mode_from_caller=None, calls=1, data_type=F, **attrs):
     """TopK inside a model-local function ``local.top_k_fn(data, k) -> (values, indices)``.
     ``mode_from_caller``: the node's mode refers to the function's attribute ``mode``, which
     the call site sets to this value. ``calls=2`` calls it twice (outputs values2, indices2)."""
-    node = top_k_node("d", "kk", ["fv", "fi"], name="fn_top_k", mode=mode)
+    index_type = I64 if attrs.get("index_element_type") == "i64" else I32
+    node = top_k_node("d", "kk", ["fv", "fi"], name="fn_top_k", **{**attrs, "mode": mode})
     attributes = []
     if mode_from_caller is not None:
         for i, attr in enumerate(node.attribute):
@@ -110,12 +111,12 @@ def function_top_k(*, mode="max", mode_from_caller=None, calls=1):
         suffix = "" if c == 0 else str(c + 1)
         nodes.append(helper.make_node("top_k_fn", ["data", "k"], [f"values{suffix}", f"indices{suffix}"],
                                       domain="local", name=f"call{suffix}", **call_attrs))
-        outputs += [(f"values{suffix}", F, None), (f"indices{suffix}", I32, None)]
-    return _model(nodes, [("data", F, [None, None]), ("k", I64, [1])], outputs, functions=[function],
+        outputs += [(f"values{suffix}", data_type, None), (f"indices{suffix}", index_type, None)]
+    return _model(nodes, [("data", data_type, [None, None]), ("k", I64, [1])], outputs, functions=[function],
                   extra_opsets=[helper.make_opsetid("local", 1)])
 
 
-def loop_top_k(*, nested_if: bool = False, **attrs):
+def loop_top_k(*, nested_if: bool = False, data_type=F, **attrs):
     """``Loop`` M times; iteration t runs TopK on data with k = ks[t] and its scan outputs
     are the TopK outputs. ``nested_if``: the TopK sits in an If branch inside the body (the
     else branch runs it with mode min)."""
@@ -126,7 +127,7 @@ def loop_top_k(*, nested_if: bool = False, **attrs):
             prefix = name[0]
             return helper.make_graph([top_k_node("data", "kt", [f"{prefix}v", f"{prefix}i"], name=f"{name}_top_k",
                                                  **{**attrs, "mode": mode})], name, [],
-                                     [helper.make_tensor_value_info(f"{prefix}v", F, None),
+                                     [helper.make_tensor_value_info(f"{prefix}v", data_type, None),
                                       helper.make_tensor_value_info(f"{prefix}i", index_type, None)])
 
         parity = [helper.make_node("Constant", [], ["two"], value=helper.make_tensor("two_value", I64, [], [2])),
@@ -142,8 +143,8 @@ def loop_top_k(*, nested_if: bool = False, **attrs):
     body = helper.make_graph(body_nodes, "body", [helper.make_tensor_value_info("t", I64, []),
                                                   helper.make_tensor_value_info("cond", BOOL, [])],
                              [helper.make_tensor_value_info("cond_out", BOOL, []),
-                              helper.make_tensor_value_info("v", F, None),
+                              helper.make_tensor_value_info("v", data_type, None),
                               helper.make_tensor_value_info("i", index_type, None)])
     loop = helper.make_node("Loop", ["M", ""], ["values", "indices"], body=body, name="loop")
-    return _model([loop], [("M", I64, []), ("data", F, [None, None]), ("ks", I64, [None, 1])],
-                  [("values", F, None), ("indices", index_type, None)])
+    return _model([loop], [("M", I64, []), ("data", data_type, [None, None]), ("ks", I64, [None, 1])],
+                  [("values", data_type, None), ("indices", index_type, None)])
