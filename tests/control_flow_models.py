@@ -54,11 +54,11 @@ def scan_top_k(*, reduce: bool = False, builtin: bool = False, data_type=F, **at
                   [("values", outs[0][1], None), ("indices", outs[1][1], None)])
 
 
-def scan_scatter():
-    """``Scan`` over rows of ScatterElementsUpdate: data, indices, updates [N, W], axis 0 of each
-    [W] row; the scan output is the updated row."""
+def scan_scatter(*, reduction="sum", use_init_val=1):
+    """``Scan`` over rows of ScatterElementsUpdate: data [N, W], indices and updates [N, U],
+    axis 0 of each row; the scan output is the updated row."""
     body_nodes = [helper.make_node("ScatterElementsUpdate", ["d", "i", "u", "axis"], ["o"], name="scatter",
-                                   domain=OPENVINO_DOMAIN, reduction="sum", use_init_val=1)]
+                                   domain=OPENVINO_DOMAIN, reduction=reduction, use_init_val=use_init_val)]
     body = helper.make_graph(body_nodes, "body", [helper.make_tensor_value_info("d", F, [None]),
                                                   helper.make_tensor_value_info("i", I64, [None]),
                                                   helper.make_tensor_value_info("u", F, [None])],

@@ -57,6 +57,8 @@ def test_fuzz_every_op_in_a_child_process():
         assert summary.get(f"control flow {container} ok", 0) >= 3, summary
         assert summary.get(f"control flow {container} OpError", 0) >= 1, summary
     assert summary.get("control flow scan error", 0) >= 1, summary  # a valid k that changes per iteration
+    assert summary.get("control flow scan of scatter ok", 0) >= 20, summary
+    assert summary.get("control flow scan of scatter OpError", 0) >= 10, summary
 
 
 # ---------------------------------------------------------------------------------------------
@@ -647,13 +649,78 @@ def fuzz_control_flow(fuzz, examples, seed):
     run()
 
 
+def fuzz_scatter_in_scan(fuzz, examples, seed):
+    """ScatterElementsUpdate in a ``Scan`` body, one row per iteration, with hostile indices
+    (out of range in any row) and updates of a mismatched shape: the stacked rows of the
+    reference, or the OpError of the first failing row. Values are small integers held as
+    float32, so every reduction is exact."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as with_seed
+    from hypothesis.extra import numpy as hnp
+
+    import control_flow_models as cf
+    import ortops
+    from ortops import reference
+
+    st = _strategies()[0]
+
+    @st.composite
+    def case(draw):
+        rows, width, count = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(0, 4))
+        reduction = draw(st.sampled_from(["none", "sum", "prod", "min", "max", "mean"]))
+        use_init_val = draw(st.sampled_from([0, 1]))
+        small = st.integers(-4, 4).map(float)
+        data = draw(hnp.arrays(np.float32, (rows, width), elements=small))
+        hostile = draw(st.integers(0, 2)) == 0
+        index_values = st.integers(-width, width - 1) if not hostile else st.one_of(
+            st.integers(-width, width - 1), st.integers(-width - 2, width + 1), st.sampled_from([2**63 - 1, -2**63]))
+        indices = draw(hnp.arrays(np.int64, (rows, count), elements=index_values))
+        update_count = count + (1 if hostile and draw(st.booleans()) else 0)
+        updates = draw(hnp.arrays(np.float32, (rows, update_count), elements=small))
+        return reduction, use_init_val, data, indices, updates
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @with_seed(seed)
+    @given(case())
+    def run(drawn):
+        reduction, use_init_val, data, indices, updates = drawn
+        session, load_error = fuzz.session(cf.scan_scatter(reduction=reduction, use_init_val=use_init_val))
+        assert load_error is None, load_error
+        where = (f"Scan of ScatterElementsUpdate reduction={reduction} use_init_val={use_init_val}: "
+                 f"data {_describe(data)}, indices {_describe(indices)}, updates {_describe(updates)}")
+        want, want_error = [], None
+        for t in range(data.shape[0]):
+            try:
+                want.append(reference.scatter_elements_update(data[t], indices[t], updates[t], np.array(0),
+                                                              reduction=reduction, use_init_val=use_init_val))
+            except ortops.OpError as exc:
+                want_error = exc
+                break
+        try:
+            (got,) = session.run(None, {"data": data, "indices": indices, "updates": updates})
+            got_error = None
+        except ortops.OpError as exc:
+            got_error = exc
+        if want_error is not None or got_error is not None:
+            assert want_error is not None and got_error is not None, f"{where}: {got_error!r} vs {want_error!r}"
+            assert "ScatterElementsUpdate node 'scatter'" in str(got_error), str(got_error)
+            fuzz.stats["control flow scan of scatter OpError"] += 1
+            return
+        problem = _exact(got, np.stack(want).astype(np.float32))
+        assert problem is None, f"{where}: {problem}\n got {got!r}\nwant {want!r}"
+        fuzz.stats["control flow scan of scatter ok"] += 1
+
+    run()
+
+
 def main() -> int:
     seed = int(os.environ.get("ORTOPS_FUZZ_SEED", "20261121"))
     examples = int(os.environ.get("ORTOPS_FUZZ_EXAMPLES", "150"))
     fuzz = Fuzz()
     failures = []
     for name, run in (("TopK", fuzz_top_k), ("ScatterElementsUpdate", fuzz_scatter), ("ArgMax", fuzz_arg_max),
-                      ("TopK in control flow", fuzz_control_flow)):
+                      ("TopK in control flow", fuzz_control_flow),
+                      ("ScatterElementsUpdate in a Scan", fuzz_scatter_in_scan)):
         print(f"fuzzing {name}: {examples} examples, seed {seed}", flush=True)
         try:
             run(fuzz, examples * (3 if name == "TopK in control flow" else 1), seed)  # 7 containers
