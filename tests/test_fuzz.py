@@ -508,7 +508,7 @@ def fuzz_control_flow(fuzz, examples, seed):
     * ``Scan`` whose body sums the TopK outputs: each iteration its own k, the sums exact
       (small integers), or the first OpError.
     """
-    from hypothesis import HealthCheck, given, settings
+    from hypothesis import HealthCheck, example, given, settings
     from hypothesis import seed as with_seed
 
     import control_flow_models as cf
@@ -603,9 +603,18 @@ def fuzz_control_flow(fuzz, examples, seed):
 
     import ortops
 
+    valid = {"axis": -1, "mode": "max", "sort": "value", "stable": 1, "index_element_type": "i32"}
+    rows = np.array([[[1, 3, 2]], [[6, 5, 4]]], np.float32)
+
     @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @with_seed(seed)
     @given(case())
+    # Always tried, whatever hypothesis draws: a valid k that changes per iteration, and a bad
+    # k in the second iteration, in a Scan and a Loop.
+    @example(drawn=("scan", np.float32, valid, rows, [2, 1], True))
+    @example(drawn=("scan", np.float32, valid, rows, [2, 9], True))
+    @example(drawn=("loop", np.float32, valid, rows[0], [2, 1], True))
+    @example(drawn=("scan, reduced", np.int32, valid, rows.astype(np.int32), [2, 1], True))
     def run(drawn):
         container, dtype, attrs, data, ks, cond = drawn
         model = model_for(container, dtype, attrs)
