@@ -133,9 +133,8 @@ def prepare_model(model) -> onnx.ModelProto:
     * puts an ``Identity`` between a bridge node and the outputs of its graph (main graph,
       branch or body) that it produces, so that a pre-allocated output of another shape (a
       reused ``IOBinding``, a ``Scan`` output slot) is ORT's clean error and not an abort in
-      the bridge; ORT's ``EliminateIdentity`` optimizer removes it unless it is disabled
-      (:class:`InferenceSession` disables it; on the raw path pass
-      ``disabled_optimizers=["EliminateIdentity"]`` to ``onnxruntime.InferenceSession``).
+      the bridge; ORT's ``EliminateIdentity`` optimizer would remove it, and
+      :func:`session_options` disables it.
 
     Names of the nodes and values it adds (``<output>/ortops_bridge_output``,
     ``<node>/ortops_cast_in0``, ...) get a numeric suffix when the model already uses them.
@@ -230,7 +229,7 @@ def _function_graphs(function: onnx.FunctionProto):
 
 def _copy_bridge_outputs(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], names: Names) -> int:
     """Put an ``Identity`` between each bridge node and the outputs of ``graph`` it produces
-    (appended to ``nodes``, the graph's new node list).
+    (appended to ``nodes``, the graph's new node list); returns how many it added.
 
     A graph output may come pre-allocated: bound with ``IOBinding`` (by the caller, or left
     bound by an earlier run), the slot of a ``Scan`` output (ORT allocates it with the first
@@ -238,8 +237,7 @@ def _copy_bridge_outputs(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], na
     pre-allocated output. When a PyOp's output shape differs from it (another k per call or
     per iteration, or the empty output of an error), ORT throws inside the bridge's C++ and
     the process aborts. Behind an Identity the mismatch is ORT's clean error. ORT's
-    ``EliminateIdentity`` removes such an Identity unless it is disabled for the session
-    (:class:`InferenceSession` disables it).
+    ``EliminateIdentity`` would remove such an Identity: :func:`session_options` disables it.
     """
     outputs = {o.name for o in graph.output}
     copies = []
@@ -309,6 +307,13 @@ def session_options(sess_options=None):
     are with ``index_element_type="i32"``; pass a model through :func:`prepare_model` for
     ``"i64"`` indices, float16/bfloat16 and node names in errors.
 
+    ORT's ``EliminateIdentity`` optimizer is disabled for sessions of these options (session
+    config ``optimization.disable_specified_optimizers``, added to what it lists): it would
+    remove the ``Identity`` copies that :func:`prepare_model` puts between an op and the
+    outputs of its graph, which turn a pre-allocated output of another shape (a reused
+    ``IOBinding``, a ``Scan`` output slot) into ORT's clean error instead of an abort. Other
+    ``Identity`` nodes are then kept too (ORT runs them without a copy where it can).
+
     Options that already loaded the onnxruntime-extensions library (the user's own
     ``register_custom_ops_library(onnxruntime_extensions.get_library_path())``) are used as
     they are: loading it twice fails session creation ("Conflicting with a registered
@@ -330,9 +335,26 @@ def session_options(sess_options=None):
         if sess_options is None or not _holds_extensions_library(options):
             options.register_custom_ops_library(bridge.library_path())
         options.add_session_config_entry(_CONFIG_KEY, "1")
+        _keep_identity_copies(options)
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     runtime.guard_signals()
     return options
+
+
+_DISABLED_OPTIMIZERS_KEY = "optimization.disable_specified_optimizers"
+
+
+def _keep_identity_copies(options) -> None:
+    """Add ORT's ``EliminateIdentity`` to the optimizers the options disable (a ``;``-separated
+    session config entry), keeping those already listed: it would remove the ``Identity``
+    copies that :func:`prepare_model` puts between a bridge node and its graph's outputs."""
+    try:
+        current = options.get_session_config_entry(_DISABLED_OPTIMIZERS_KEY)
+    except RuntimeError:  # ORT raises for an absent key
+        current = ""
+    names = [name for name in current.split(";") if name]
+    if "EliminateIdentity" not in names:
+        options.add_session_config_entry(_DISABLED_OPTIMIZERS_KEY, ";".join([*names, "EliminateIdentity"]))
 
 
 def _holds_extensions_library(options) -> bool:

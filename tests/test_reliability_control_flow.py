@@ -317,16 +317,19 @@ def test_scan_body_bfloat16_in_a_scan():
 # The raw path: what holds without ortops.InferenceSession
 
 
-def test_raw_path_with_prepare_model_and_identity_kept_is_safe_in_a_scan(tmp_path):
-    """prepare_model + ``disabled_optimizers=["EliminateIdentity"]``: the documented safe raw
-    path for control flow. A bad k gives empty outputs that ORT refuses cleanly."""
+def test_raw_path_with_prepare_model_is_safe_in_a_scan_and_keeps_the_users_disabled_optimizers(tmp_path):
+    """prepare_model + a plain session with ``ortops.session_options()``: the Identity copies
+    stay (session_options disables ORT's EliminateIdentity, after the optimizers the user
+    disabled already), and a bad k gives empty outputs that ORT refuses cleanly."""
     path = _save(tmp_path, "scan", cf.scan_top_k())
     child, got = _child("""
-import onnx
-options = ortops.session_options()
+options = ort.SessionOptions()
+options.add_session_config_entry("optimization.disable_specified_optimizers", "ConstantFolding")
 options.log_severity_level = 4
-session = ort.InferenceSession(ortops.prepare_model(path).SerializeToString(), options,
-                               disabled_optimizers=["EliminateIdentity"])
+options = ortops.session_options(options)
+print(json.dumps({"label": "disabled", "value": options.get_session_config_entry(
+    "optimization.disable_specified_optimizers")}), flush=True)
+session = ort.InferenceSession(ortops.prepare_model(path).SerializeToString(), options)
 rows = np.array([[[1, 3, 2]], [[6, 5, 4]]], np.float32)
 for label, ks in (("bad", [2, 9]), ("varying", [2, 1]), ("good", [2, 2])):
     with ortops.capture_errors() as errors:
@@ -335,6 +338,7 @@ for label, ks in (("bad", [2, 9]), ("varying", [2, 1]), ("good", [2, 2])):
 print("alive")
 """, path=path)
     assert child.status == 0 and child.lines()[-1] == "alive", child.describe()
+    assert got["disabled"]["value"] == "ConstantFolding;EliminateIdentity"
     assert got["bad"]["outcome"] == "error" and "k=9" in got["bad captured"]["errors"][0]
     assert got["varying"]["outcome"] == "error"
     assert got["good"]["outputs"] == [a.tolist() for a in _top_k(ROWS, 2)]
