@@ -363,3 +363,25 @@ print("alive")
     else:
         assert child.status in (134, -6), child.describe()
         assert "bad" not in got
+
+
+def test_a_function_called_with_float32_and_float16_gets_its_carrier_per_call():
+    """One function, two calls with different input types: each call site is rewritten for
+    its own types (Cast around the bridge for the float16 call only)."""
+    import ortops
+    from onnx import TensorProto, helper
+
+    model = cf.function_top_k(calls=2)
+    model.graph.input.append(helper.make_tensor_value_info("half", TensorProto.FLOAT16, [None, None]))
+    model.graph.node[1].input[0] = "half"
+    model.graph.output[2].type.tensor_type.elem_type = TensorProto.FLOAT16
+    prepared = ortops.prepare_model(model)
+    assert [n.op_type for n in prepared.graph.node].count("Cast") == 2 and not prepared.functions
+    session = ortops.InferenceSession(model)
+    data = np.array([[1, 3, 2]], np.float32)
+    values, indices, half_values, half_indices = session.run(
+        None, {"data": data, "half": data.astype(np.float16), "k": np.array([2])})
+    want_values, want_indices = _top_k(data, 2)
+    assert values.tolist() == want_values.tolist() and indices.tolist() == want_indices.tolist()
+    assert half_values.dtype == np.float16 and half_values.tolist() == want_values.tolist()
+    assert half_indices.tolist() == want_indices.tolist()
