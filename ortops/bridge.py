@@ -305,11 +305,17 @@ def _hook(k_id, feed, attributes):
 
     An ``Exception`` becomes an :class:`OpError` (reported, see :func:`capture_errors`); any
     other ``BaseException`` (an interrupt) is kept and re-delivered once control is back in
-    Python (:func:`_interrupted`). Either way the op returns empty outputs.
+    Python (:func:`_interrupted`). Either way the op returns empty outputs; while a kept
+    interrupt waits for the run to end, every later op call of the run returns empty outputs
+    at once.
     """
     kernel = _kernels.get(k_id)
     if kernel is None:
         return _foreign_call(k_id, feed, attributes)
+    if getattr(_local, "interrupt", None) is not None:
+        # An interrupt waits for this run to end: a later op call of the same run (the next
+        # iteration of a Loop or Scan body, the next node) does not run its kernel.
+        return _pack(k_id, kernel.empty_outputs())
     try:
         runtime.kernel_started()
         try:

@@ -385,3 +385,48 @@ def test_a_function_called_with_float32_and_float16_gets_its_carrier_per_call():
     assert values.tolist() == want_values.tolist() and indices.tolist() == want_indices.tolist()
     assert half_values.dtype == np.float16 and half_values.tolist() == want_values.tolist()
     assert half_indices.tolist() == want_indices.tolist()
+
+
+# ---------------------------------------------------------------------------------------------
+# Interrupts inside control flow: the remaining iterations must not run the op
+
+
+@pytest.mark.skipif(__import__("sys").platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("where", ["scan", "scan, reduced", "loop"])
+def test_ctrl_c_during_an_op_in_a_body_stops_the_run(tmp_path, where):
+    model = {"scan": cf.scan_top_k(), "scan, reduced": cf.scan_top_k(reduce=True), "loop": cf.loop_top_k()}[where]
+    path = _save(tmp_path, "model", model)
+    feed = ("{'data': np.ones((5, 1, 3), np.float32), 'ks': np.ones((5, 1), np.int64)}" if where.startswith("scan")
+            else "{'M': np.array(5), 'data': np.ones((2, 3), np.float32), 'ks': np.ones((5, 1), np.int64)}")
+    child = run_child(f"""
+import os, signal, threading, time
+import numpy as np
+import ortops
+from ortops import bridge
+ortops.register()
+slow_calls = []
+for kernel in bridge._kernels.values():            # every TopK registration sleeps 30 s first
+    if kernel.op.op_type.startswith("TopK"):
+        compute = kernel.compute
+        def slow(*args, _compute=compute, **kwargs):
+            slow_calls.append(1)
+            time.sleep(30)
+            return _compute(*args, **kwargs)
+        kernel.compute = slow
+session = ortops.InferenceSession({str(path)!r})
+start = time.monotonic()
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    try:
+        session.run(None, {feed})
+        print("NO INTERRUPT")
+    except ValueError as exc:
+        print("CAUGHT AS ValueError", exc)
+    except Exception as exc:
+        print("CAUGHT AS", type(exc).__name__)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", round(time.monotonic() - start), len(slow_calls))
+""", timeout=100)
+    assert child.status == 0, child.describe()
+    # the op stopped at once and no later iteration ran it: no 30 s wait
+    assert child.lines()[-1:] == ["KeyboardInterrupt 1 1"], child.describe()
