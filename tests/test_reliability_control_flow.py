@@ -430,3 +430,16 @@ except KeyboardInterrupt:
     assert child.status == 0, child.describe()
     # the op stopped at once and no later iteration ran it: no 30 s wait
     assert child.lines()[-1:] == ["KeyboardInterrupt 1 1"], child.describe()
+
+
+def test_check_nodes_covers_local_functions():
+    """graph.check_nodes (the OpenVINO interop's check) judges function bodies too; a node
+    whose attribute refers to the caller's is left to the call site."""
+    import ortops
+    from ortops.graph import check_nodes
+
+    with pytest.raises(ortops.OpError, match="fn_top_k"):
+        check_nodes(cf.function_top_k(mode="largest"))
+    check_nodes(cf.function_top_k(mode_from_caller="largest"))  # the caller's value: judged when inlined
+    with pytest.raises(ortops.OpError, match="fn_top_k__1"):
+        ortops.prepare_model(cf.function_top_k(mode_from_caller="largest"))
