@@ -443,3 +443,42 @@ def test_check_nodes_covers_local_functions():
     check_nodes(cf.function_top_k(mode_from_caller="largest"))  # the caller's value: judged when inlined
     with pytest.raises(ortops.OpError, match="fn_top_k__1"):
         ortops.prepare_model(cf.function_top_k(mode_from_caller="largest"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Fork: an op in an If branch, after a large TopK there used the worker pool
+
+
+def test_forked_child_runs_an_op_in_an_if_branch(tmp_path):
+    path = _save(tmp_path, "if", cf.if_top_k())
+    child = run_child(f"""
+import multiprocessing, sys
+import numpy as np
+import ortops
+
+session = ortops.InferenceSession({str(path)!r})
+x = np.random.default_rng(0).random((64, 32000), dtype=np.float32)
+feed = {{"cond": np.array(True), "data": x, "k": np.array([50])}}
+values, indices = session.run(None, feed)        # large: the worker pool runs in the parent
+
+def child(queue):
+    again, _ = session.run(None, feed)
+    fresh, _ = ortops.InferenceSession({str(path)!r}).run(None, {{**feed, "cond": np.array(False)}})
+    queue.put((again, fresh))
+
+context = multiprocessing.get_context("fork")
+queue = context.Queue()
+process = context.Process(target=child, args=(queue,), daemon=True)
+process.start()
+try:
+    again, fresh = queue.get(timeout=30)
+except Exception:
+    print("NO RESULT", flush=True)
+    process.kill()
+    sys.exit(3)
+process.join(30)
+assert np.array_equal(again, values) and np.array_equal(values, -np.sort(-x, axis=-1)[:, :50])
+assert np.array_equal(fresh, np.sort(x, axis=-1)[:, :50])
+print("ok", process.exitcode)
+""", timeout=120)
+    assert child.status == 0 and child.lines()[-1] == "ok 0", child.describe()
