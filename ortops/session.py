@@ -526,7 +526,7 @@ class InferenceSession:
         garbage collector.
         """
         failure = None
-        with bridge.capture_errors() as errors:
+        with bridge.capture_errors(first_only=True) as errors:
             try:
                 outputs = run(*args)
             except Exception as exc:  # noqa: BLE001 - re-raised below, after our own errors

@@ -482,3 +482,44 @@ assert np.array_equal(fresh, np.sort(x, axis=-1)[:, :50])
 print("ok", process.exitcode)
 """, timeout=120)
     assert child.status == 0 and child.lines()[-1] == "ok 0", child.describe()
+
+
+def test_a_loop_with_a_bad_k_runs_one_failing_kernel_and_holds_one_error(tmp_path):
+    """The run is lost at its first error: the later iterations return at once (no kernel
+    run, no error kept), so a long Loop neither takes the time nor the memory of all of them.
+    capture_errors() without ``first_only`` still collects every error (the raw path's view)."""
+    path = _save(tmp_path, "loop", cf.loop_top_k())
+    child = run_child(f"""
+import numpy as np, onnxruntime as ort, ortops
+from ortops import bridge
+ortops.register()
+calls = []
+for kernel in bridge._kernels.values():
+    if kernel.op.op_type.startswith("TopK"):
+        compute = kernel.compute
+        def counted(*args, _compute=compute, **kwargs):
+            calls.append(1)
+            return _compute(*args, **kwargs)
+        kernel.compute = counted
+feed = {{"M": np.array(5000), "data": np.ones((2, 3), np.float32), "ks": np.full((5000, 1), 9, np.int64)}}
+session = ortops.InferenceSession({str(path)!r})
+try:
+    session.run(None, feed)
+except ortops.OpError as exc:
+    print("OpError", exc)
+print("kernel calls", len(calls))
+good = session.run(None, {{**feed, "ks": np.ones((5000, 1), np.int64)}})
+print("good", good[0].shape, len(calls))
+options = ortops.session_options()
+options.log_severity_level = 4
+raw = ort.InferenceSession(ortops.prepare_model({str(path)!r}).SerializeToString(), options)
+with ortops.capture_errors() as errors:
+    try:
+        raw.run(None, {{**feed, "M": np.array(3)}})
+    except Exception:
+        pass
+print("raw errors", len(errors))
+""")
+    assert child.status == 0, child.describe()
+    assert child.lines() == ["OpError TopK node 'top_k': k=9 is outside [1, 3] for axis 1 of shape (2, 3)",
+                             "kernel calls 1", "good (5000, 2, 1) 5001", "raw errors 3"], child.describe()
