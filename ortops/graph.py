@@ -18,7 +18,8 @@ from .errors import OpError
 from .ops import DOMAINS, OPS, find_op
 from .ops.spec import OpSpec
 
-__all__ = ["load_model", "graphs", "model_graphs", "raw_attributes", "check_node", "check_nodes", "Names"]
+__all__ = ["load_model", "graphs", "function_graphs", "model_graphs", "raw_attributes", "check_node", "check_nodes",
+           "Names"]
 
 _ATTR_KINDS = {"int": onnx.AttributeProto.INT, "string": onnx.AttributeProto.STRING}
 
@@ -56,19 +57,24 @@ def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
                     yield from graphs(g)
 
 
+def function_graphs(function: onnx.FunctionProto) -> Iterator[onnx.GraphProto | onnx.FunctionProto]:
+    """A model-local function's body, then every subgraph inside it. A FunctionProto has
+    ``node``, ``input`` and ``output`` like a graph."""
+    yield function
+    for node in function.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from graphs(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    yield from graphs(g)
+
+
 def model_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto | onnx.FunctionProto]:
-    """Every graph of ``model`` (:func:`graphs`), then each model-local function's body and the
-    subgraphs inside it. A FunctionProto has ``node``, ``input`` and ``output`` like a graph."""
+    """Every graph of ``model`` (:func:`graphs`), then every function's (:func:`function_graphs`)."""
     yield from graphs(model.graph)
     for function in model.functions:
-        yield function
-        for node in function.node:
-            for attr in node.attribute:
-                if attr.type == onnx.AttributeProto.GRAPH:
-                    yield from graphs(attr.g)
-                elif attr.type == onnx.AttributeProto.GRAPHS:
-                    for g in attr.graphs:
-                        yield from graphs(g)
+        yield from function_graphs(function)
 
 
 class Names:

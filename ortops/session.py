@@ -12,7 +12,7 @@ from onnx import TensorProto, helper
 from . import bridge, dtypes, runtime
 from .builder.schemas import SCHEMA_VERSION, register_schemas
 from .errors import OpError
-from .graph import Names, check_node, check_nodes, graphs, load_model, model_graphs
+from .graph import Names, check_node, check_nodes, function_graphs, graphs, load_model, model_graphs
 from .ops import DOMAINS
 from .ops.spec import OpSpec
 
@@ -203,7 +203,7 @@ def _inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
     (``top_k`` becomes ``top_k__1``), so errors still name it. The domains the functions
     import are added to the model's imports (the inliner does not).
     """
-    if not any(n.domain in DOMAINS for f in model.functions for g in _function_graphs(f) for n in g.node):
+    if not any(n.domain in DOMAINS for f in model.functions for g in function_graphs(f) for n in g.node):
         return model
     import onnx.inliner
 
@@ -214,17 +214,6 @@ def _inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
                 model.opset_import.append(helper.make_opsetid(opset.domain, opset.version))
                 imported.add(opset.domain)
     return onnx.inliner.inline_local_functions(model)
-
-
-def _function_graphs(function: onnx.FunctionProto):
-    yield function
-    for node in function.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from graphs(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for g in attr.graphs:
-                    yield from graphs(g)
 
 
 def _copy_bridge_outputs(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], names: Names) -> int:
