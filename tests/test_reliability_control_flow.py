@@ -523,3 +523,32 @@ print("raw errors", len(errors))
     assert child.status == 0, child.describe()
     assert child.lines() == ["OpError TopK node 'top_k': k=9 is outside [1, 3] for axis 1 of shape (2, 3)",
                              "kernel calls 1", "good (5000, 2, 1) 5001", "raw errors 3"], child.describe()
+
+
+def test_raw_path_without_prepare_model_iobinding_in_an_if_branch_is_observed(tmp_path):
+    """A plain session, no prepare_model, an op in an If branch, a reused IOBinding: with
+    onnxruntime-extensions 0.15.2 and ORT 1.31/1.32 the second shape aborts (exit 134);
+    observed, not assumed. Either way no plausible wrong answer comes back."""
+    path = _save(tmp_path, "if", cf.if_top_k())
+    child, got = _child("""
+session = ort.InferenceSession(path, ortops.session_options())
+binding = session.io_binding()
+binding.bind_cpu_input("cond", np.array(True))
+binding.bind_cpu_input("data", np.array([[1, 3, 2], [6, 5, 4]], np.float32))
+for output in session.get_outputs():
+    binding.bind_output(output.name)
+def bound(k):
+    binding.bind_cpu_input("k", np.array([k]))
+    session.run_with_iobinding(binding)
+    return binding.copy_outputs_to_cpu()
+attempt("k=1", lambda: bound(1))
+attempt("k=2", lambda: bound(2))
+print("alive")
+""", path=path)
+    assert got["k=1"]["outputs"] == [[[3.0], [6.0]], [[1], [0]]], child.describe()
+    if child.status == 0:
+        want = [a.tolist() for a in _top_k(np.array([[1, 3, 2], [6, 5, 4]], np.float32), 2)]
+        assert got["k=2"]["outcome"] == "error" or got["k=2"]["outputs"] == want, got["k=2"]
+    else:
+        assert child.status in (134, -6), child.describe()
+        assert "k=2" not in got
