@@ -145,6 +145,16 @@ def document(report: dict) -> Document:
         doc.add(Paragraph("No node of this model is audited (no TopK, ArgMax, ArgMin, scatter or ortops node), "
                           "or fewer than two runtimes ran." if not report["audited"] else
                           "Fewer than two runtimes ran: nothing to audit."))
+    if report["settings"].get("trace"):
+        doc.add(Heading("Trace: where the runtimes split"))
+        if report["trace"]:
+            doc.add(Table(["node", "op", "runtime", "what differs"],
+                          [[Cell(t["name"], code=True), Cell(t["op"], code=True), t["runtime"], t["detail"]]
+                           for t in report["trace"]], id="trace-table", interactive=True,
+                          filter_columns=("runtime", "op"),
+                          caption="every node whose inputs agree within tolerance and one of whose outputs does not"))
+        else:
+            doc.add(Paragraph("No node's outputs differ beyond tolerance where its inputs agree."))
     unexplained = [o for o in report["outputs"] if o["verdict"] == "unexplained"]
     if unexplained:
         doc.add(Heading("Unexplained differences"))

@@ -53,6 +53,10 @@ def test_a_genuine_difference_is_unexplained_and_traced_to_its_node(tmp_path):
     assert "top2" in rows["v"]["explanation"] and "already differ" in rows["v"]["explanation"]
     assert "bn (BatchNormalization)" in rows["v"]["explanation"]
     assert [t["name"] for t in report["trace"]] == ["bn"]
+    from ortops.compare import write_reports
+
+    _, md, html = write_reports(report, tmp_path / "r")
+    assert "## Trace: where the runtimes split" in md.read_text() and "`bn`" in md.read_text()
     assert report["summary"]["exit_status"] == 1
 
 
