@@ -14,7 +14,10 @@ from .errors import OpError
 from .graph import check_node, graphs, load_model
 from .ops.spec import OpSpec
 
-__all__ = ["InferenceSession", "session_options", "prepare_model"]
+__all__ = ["InferenceSession", "session_options", "prepare_model", "PATHS"]
+
+#: The values of ``InferenceSession(..., path=...)``.
+PATHS = ("auto", "pyop", "lowered")
 
 _CONFIG_KEY = "ortops.custom_ops_registered"
 _UNCARRIED = {t.onnx for t in dtypes.CARRIED_TYPES}
@@ -304,6 +307,39 @@ def _already_registered(options) -> bool:
         return False
 
 
+def _lower_for_session(model: onnx.ModelProto, path: str):
+    """``(model, report)``: ``model`` with the nodes ``path`` chooses lowered (guarded), and
+    the :class:`ortops.LoweringReport` (None for ``path="pyop"``)."""
+    from .lower import lower
+
+    if path not in PATHS:
+        raise ValueError(f"path={path!r} must be one of {PATHS}")
+    if path == "pyop":
+        return model, None
+    chosen = None
+    if path == "auto":
+        def chosen(node: onnx.NodeProto) -> bool:
+            checked = check_node(node)
+            return checked is not None and checked[0].session_path == "lowered"
+    return lower(model, fallback="pyop", ops=chosen)
+
+
+def _prepare_branches(model: onnx.ModelProto, types: dict[str, int]) -> onnx.ModelProto:
+    """Rewrite the ortops nodes left in subgraphs (the PyOp fallbacks of guarded lowerings)
+    for the bridge, as :func:`prepare_model` rewrites the main graph's; ``types`` are the
+    element types of the values they read (from the model before :func:`prepare_model`)."""
+    for graph in graphs(model.graph):
+        if graph is model.graph or not any(check_node(n) for n in graph.node):
+            continue
+        nodes = []
+        for node in graph.node:
+            checked = check_node(node)
+            nodes.extend([node] if checked is None else _rewrite(node, *checked, types))
+        del graph.node[:]
+        graph.node.extend(nodes)
+    return model
+
+
 class InferenceSession:
     """An ``onnxruntime.InferenceSession`` for models using ortops' ops, with real errors.
 
@@ -317,11 +353,27 @@ class InferenceSession:
         matched to the thread that ran the call).
     providers : sequence of str, optional
         Defaults to ``["CPUExecutionProvider"]``.
+    path : {"auto", "pyop", "lowered"}, default "auto"
+        How each ortops node runs. ``"lowered"``: as its exact composition of standard ONNX
+        ops behind a guard that sends the inputs the composition cannot take exactly to the
+        PyOp (:func:`ortops.lower` with ``fallback="pyop"``). ``"pyop"``: the PyOp.
+        ``"auto"``: each op on the path measured faster (README, Performance: TopK and
+        ScatterElementsUpdate lowered, ArgMax as PyOp). Results and errors are the same on
+        every path.
+
+    Attributes
+    ----------
+    lowering : ortops.LoweringReport or None
+        Which nodes were lowered and which kept as PyOps (and why); None for ``path="pyop"``.
+    lowered_nodes : tuple of str
+        The names of the lowered nodes.
 
     Raises
     ------
     OpError
         From :func:`prepare_model`.
+    ValueError
+        For another ``path``.
 
     Notes
     -----
@@ -333,10 +385,17 @@ class InferenceSession:
     threads, so its op errors are logged and give empty outputs, as on the raw path.
     """
 
-    def __init__(self, model, sess_options=None, providers: Sequence[str] | None = None, **kwargs):
+    def __init__(self, model, sess_options=None, providers: Sequence[str] | None = None, *, path: str = "auto",
+                 **kwargs):
         import onnxruntime as ort
 
-        self.model = _copy_graph_outputs(prepare_model(model))
+        model, self.lowering = _lower_for_session(load_model(model), path)
+        if self.lowering is not None and self.lowering.lowered:
+            from .lower import value_types
+
+            self.model = _copy_graph_outputs(_prepare_branches(prepare_model(model), value_types(model)))
+        else:
+            self.model = _copy_graph_outputs(prepare_model(model))
         kwargs["disabled_optimizers"] = [*kwargs.get("disabled_optimizers", ()), "EliminateIdentity"]
         self._session = ort.InferenceSession(
             self.model.SerializeToString(),
@@ -344,6 +403,10 @@ class InferenceSession:
             providers=list(providers) if providers else ["CPUExecutionProvider"],
             **kwargs,
         )
+
+    @property
+    def lowered_nodes(self) -> tuple[str, ...]:
+        return tuple(n.name for n in self.lowering.lowered) if self.lowering is not None else ()
 
     def run(self, output_names, input_feed, run_options=None) -> list:
         """Run like ``onnxruntime.InferenceSession.run``; raise :class:`OpError` on an op error."""
