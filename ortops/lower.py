@@ -16,7 +16,12 @@ What an op's lowering module provides (``site`` is a :class:`Site`, ``b`` a :cla
     (guarded) or a node named after the reason fails in ORT (standalone).
 ``hazards(b, site) -> list[ok]``
     Cheap boolean scalars under which :func:`fast` is exact (e.g. no NaN); empty when it
-    always is.
+    always is. ``site.assume`` holds the runtime facts the caller vouches for (see below).
+``runtime_facts() -> set[str]`` (optional)
+    The facts about the ONNX Runtime of this process that the op's hazards may rely on,
+    probed at run time (e.g. ``"topk_nan_order"``: ORT's TopK already orders NaN as ortops
+    does, as ORT 1.32 does and 1.31 does not). :class:`ortops.InferenceSession` passes
+    them as ``assume``; a model written to a file assumes nothing.
 ``fast(b, site) -> list[str]`` and ``exact(b, site) -> list[str]``
     The outputs, composed of standard ops: ``fast`` is exact when every check and hazard
     holds, ``exact`` whenever every check holds (standalone mode only; it may be slower).
@@ -40,10 +45,10 @@ from onnx import TensorProto, helper, numpy_helper
 from . import dtypes
 from .builder.schemas import register_schemas
 from .graph import check_node, graphs, load_model
-from .ops import DOMAINS
+from .ops import DOMAINS, OPS
 from .ops.spec import OpSpec
 
-__all__ = ["lower", "value_types", "Lowered", "LoweringReport", "LoweredNode", "KeptNode", "NotLowerable", "Site", "Builder",
+__all__ = ["lower", "runtime_facts", "value_types", "Lowered", "LoweringReport", "LoweredNode", "KeptNode", "NotLowerable", "Site", "Builder",
            "FALLBACKS"]
 
 #: The values of ``lower(..., fallback=...)``.
@@ -130,6 +135,7 @@ class Site:
     out_ranks: list[int | None]
     constants: list[np.ndarray | None]
     opset: int = 0
+    assume: frozenset = frozenset()
 
     @property
     def dtypes(self) -> list[np.dtype | None]:
@@ -220,7 +226,8 @@ def _module(op: OpSpec):
     return importlib.import_module(op.lowering) if op.lowering else None
 
 
-def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool] | None = None) -> Lowered:
+def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool] | None = None,
+          assume: frozenset = frozenset()) -> Lowered:
     """Replace every ortops node that has an exact standard-ONNX composition by it.
 
     Parameters
@@ -238,6 +245,9 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     ops : callable, optional
         ``ops(node) -> bool`` chooses the ortops nodes to lower (default: all). Only with
         ``fallback="pyop"``.
+    assume : set of str, optional
+        Facts about the runtime the model will run on (:func:`runtime_facts`) that let a
+        composition skip a hazard check; only for a model run in this process.
 
     Returns
     -------
@@ -285,7 +295,7 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
                 continue
             op, attrs = checked
             try:
-                replacement = _lower_node(node, op, attrs, info, target, fallback, _prefix(node, taken))
+                replacement = _lower_node(node, op, attrs, info, target, fallback, _prefix(node, taken), assume)
             except NotLowerable as exc:
                 kept.append(KeptNode(node.name, op.qualified_name, str(exc)))
                 nodes.append(node)
@@ -308,7 +318,7 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
 
 
 def _lower_node(node, op: OpSpec, attrs: dict, info: "_TypeInfo", opset: int | None, fallback: str,
-                prefix: str) -> list:
+                prefix: str, assume: frozenset = frozenset()) -> list:
     module = _module(op)
     if module is None:
         raise NotLowerable("the op has no lowering")
@@ -324,7 +334,7 @@ def _lower_node(node, op: OpSpec, attrs: dict, info: "_TypeInfo", opset: int | N
     if opset is None or opset < needed:
         raise NotLowerable(f"the composition needs default-domain opset >= {needed}; the model imports {opset} "
                            "and has nodes of its own in that domain")
-    site.opset = opset
+    site.opset, site.assume = opset, frozenset(assume)
     b = Builder(prefix, opset, guarded=fallback == "pyop")
     checks = module.checks(b, site)
     hazards = module.hazards(b, site)
@@ -364,6 +374,22 @@ def _lower_node(node, op: OpSpec, attrs: dict, info: "_TypeInfo", opset: int | N
     # The outputs take the node's output names.
     _rename(b.nodes, dict(zip(results, node.output)))
     return b.nodes
+
+
+_FACTS: frozenset | None = None
+
+
+def runtime_facts() -> frozenset:
+    """The runtime facts every op's lowering module probes in this process (cached)."""
+    global _FACTS
+    if _FACTS is None:
+        facts: set[str] = set()
+        for op in OPS:
+            module = _module(op)
+            if module is not None and hasattr(module, "runtime_facts"):
+                facts |= set(module.runtime_facts())
+        _FACTS = frozenset(facts)
+    return _FACTS
 
 
 def _rename(nodes, renames: dict[str, str]) -> None:

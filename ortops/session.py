@@ -310,7 +310,7 @@ def _already_registered(options) -> bool:
 def _lower_for_session(model: onnx.ModelProto, path: str):
     """``(model, report)``: ``model`` with the nodes ``path`` chooses lowered (guarded), and
     the :class:`ortops.LoweringReport` (None for ``path="pyop"``)."""
-    from .lower import lower
+    from .lower import lower, runtime_facts
 
     if path not in PATHS:
         raise ValueError(f"path={path!r} must be one of {PATHS}")
@@ -321,7 +321,7 @@ def _lower_for_session(model: onnx.ModelProto, path: str):
         def chosen(node: onnx.NodeProto) -> bool:
             checked = check_node(node)
             return checked is not None and checked[0].session_path == "lowered"
-    return lower(model, fallback="pyop", ops=chosen)
+    return lower(model, fallback="pyop", ops=chosen, assume=runtime_facts())
 
 
 def _prepare_branches(model: onnx.ModelProto, types: dict[str, int]) -> onnx.ModelProto:

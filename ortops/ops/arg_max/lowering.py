@@ -14,12 +14,18 @@ import numpy as np
 from onnx import TensorProto
 
 from ...checks import FLOAT32_EXACT_INT_MAX
-from ..top_k.lowering import no_nan, select
+from ...lower import NotLowerable
+from ..top_k.lowering import NAN_ORDER, no_nan, select
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact"]
 
 
 def prepare(site) -> int:
+    shape = site.shapes[0]
+    if shape is not None and None not in shape and int(np.prod(shape)) < site.attrs["topk"]:
+        # ONNX shape inference would refuse the composition when the session is created.
+        raise NotLowerable(f"topk={site.attrs['topk']} exceeds the {int(np.prod(shape))} elements of the static "
+                           f"shape {tuple(shape)} (the PyOp raises)")
     return 11
 
 
@@ -44,6 +50,8 @@ def checks(b, site) -> list[tuple[str, str]]:
 
 
 def hazards(b, site) -> list[str]:
+    if NAN_ORDER in site.assume:
+        return []
     return [no_nan(b, site.node.input[0])]
 
 

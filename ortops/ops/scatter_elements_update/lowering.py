@@ -32,7 +32,10 @@ from ... import dtypes
 from ...lower import NotLowerable
 from .reference import reduction_identity
 
-__all__ = ["prepare", "checks", "hazards", "fast", "exact"]
+__all__ = ["prepare", "checks", "hazards", "fast", "exact", "CONSTANT_INPUTS"]
+
+#: The inputs that must be constants for the node to be lowered.
+CONSTANT_INPUTS = ("axis",)
 
 _ONNX_REDUCTION = {"none": "none", "sum": "add", "prod": "mul", "min": "min", "max": "max", "mean": "add"}
 _FLOATS = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16)

@@ -39,6 +39,11 @@ def prepare(site) -> int:
     rank = site.ranks[0]
     if not -rank <= site.attrs["axis"] < rank:
         raise NotLowerable(f"axis={site.attrs['axis']} is outside [-{rank}, {rank - 1}] (the PyOp raises)")
+    k, shape = site.constants[1], site.shapes[0]
+    if k is not None and shape is not None and shape[site.attrs["axis"] % rank] is not None and _static_k(site) is None:
+        # ONNX shape inference would refuse the composition when the session is created.
+        raise NotLowerable(f"the constant k={k.tolist()} does not fit the static axis length "
+                           f"{shape[site.attrs['axis'] % rank]} (the PyOp raises)")
     return 13 if elem == TensorProto.BFLOAT16 else 11
 
 
@@ -78,8 +83,36 @@ def checks(b, site) -> list[tuple[str, str]]:
     return result
 
 
+#: The runtime fact that makes the NaN hazard unnecessary (see :func:`runtime_facts`).
+NAN_ORDER = "topk_nan_order"
+
+
+def runtime_facts() -> set[str]:
+    """``{"topk_nan_order"}`` when this process's ORT TopK-11 orders NaN as ortops does (NaN
+    above +inf, the lower index first among NaNs, for largest 1 and 0, float and double, on
+    the heap and the sort paths); ORT 1.32 does, 1.31 does not. Probed on a few NaN-heavy
+    inputs against :func:`ortops.reference.top_k`."""
+    import onnxruntime as ort
+
+    from .builder import onnx_top_k_model
+    from .reference import top_k
+
+    rng = np.random.default_rng(0)
+    for elem, dtype in ((TensorProto.FLOAT, np.float32), (TensorProto.DOUBLE, np.float64)):
+        for largest in (1, 0):
+            model = onnx_top_k_model(11, elem, 2, axis=1, largest=largest, sorted=1)
+            session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            for n, k in ((7, 4), (64, 3), (300, 250), (2000, 40)):
+                x = rng.choice(np.array([np.nan, -np.nan, 1, -np.inf, np.inf, 0.0, -0.0, 2], dtype), size=(3, n))
+                _, indices = session.run(None, {"X": x, "K": np.array([k])})
+                want = top_k(x, k, axis=1, mode="max" if largest else "min", sort="value")
+                if not np.array_equal(indices, want.indices):
+                    return set()
+    return {NAN_ORDER}
+
+
 def hazards(b, site) -> list[str]:
-    if site.elem_types[0] not in _FLOATS:
+    if site.elem_types[0] not in _FLOATS or NAN_ORDER in site.assume:
         return []
     return [no_nan(b, _key(b, site))]
 
