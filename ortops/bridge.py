@@ -46,7 +46,7 @@ import logging
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -205,7 +205,8 @@ class _Kernel:
 
 _lock = threading.Lock()
 _kernels: dict[int, _Kernel] = {}
-_registered = False
+_registered = False  # every family registered
+_families: set[str] = set()  # the registration families registered so far (qualified names)
 _local = threading.local()
 _fallback_hook: Callable | None = None
 
@@ -342,21 +343,31 @@ def _foreign_call(k_id, feed, attributes):
         return _pack(k_id, [np.empty((0,), by_code.get(c, np.float32)) for c in types])
 
 
-def register() -> None:
-    """Register every ortops op with the PyOp bridge and install the safe hook.
+def register(op_types: Iterable[str] | None = None) -> None:
+    """Register ortops' ops with the PyOp bridge and install the safe hook.
 
     Idempotent and thread-safe. Must run before a session that uses the ops is created;
     :class:`ortops.InferenceSession` and :func:`ortops.session_options` call it.
+
+    ``op_types``: only the registration families with these qualified names (e.g.
+    ``"ortops._bridge::TopK_i32"``), each with all its type signatures; default: every one.
+    Loading the extensions library into a session costs about 10 us per registration made so
+    far in the process, so :class:`ortops.InferenceSession` registers only what its model
+    uses; a later call registers more (the library loaded into a session takes the
+    registrations made before it).
     """
     global _registered, _fallback_hook
     if _registered:
         return
+    wanted = None if op_types is None else set(op_types)
     with _lock:
-        if _registered:
+        if _registered or (wanted is not None and wanted <= _families):
             return
         from onnxruntime_extensions import PyCustomOpDef, _ocos, onnx_op
 
         for op in bridge_ops():
+            if op.qualified_name in _families or (wanted is not None and op.qualified_name not in wanted):
+                continue
             kinds = {"int": PyCustomOpDef.dt_int64, "string": PyCustomOpDef.dt_string}
             attrs = {a.name: kinds[a.kind] for a in op.opdef.attrs if a.name not in dict(op.fixed_attrs)}
             if op.carries_node_name:
@@ -370,9 +381,11 @@ def register() -> None:
                     attrs=attrs,
                 )(kernel)
                 _kernels[id(opdef)] = kernel
-        _fallback_hook = _ocos._on_pyop_invocation
-        PyCustomOpDef.install_hooker(_hook)
-        _registered = True
+            _families.add(op.qualified_name)
+        if _fallback_hook is None:
+            _fallback_hook = _ocos._on_pyop_invocation
+            PyCustomOpDef.install_hooker(_hook)
+        _registered = wanted is None or {op.qualified_name for op in bridge_ops()} <= _families
 
 
 def probe_model() -> bytes:

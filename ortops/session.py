@@ -12,6 +12,7 @@ from . import bridge, dtypes, runtime
 from .builder.schemas import SCHEMA_VERSION, register_schemas
 from .errors import OpError
 from .graph import check_node, graphs, load_model
+from .ops import DOMAINS
 from .ops.spec import OpSpec
 
 __all__ = ["InferenceSession", "session_options", "prepare_model", "PATHS"]
@@ -250,9 +251,14 @@ def session_options(sess_options=None):
     ... when set) so that an interrupt during an op is delivered again once ``run`` returns
     instead of aborting the process (:mod:`ortops.runtime`, Signals).
     """
+    return _options(sess_options, None)
+
+
+def _options(sess_options, op_types):
+    """:func:`session_options`, registering only ``op_types`` (None: all) when the options are new."""
     import onnxruntime as ort
 
-    bridge.register()
+    bridge.register(op_types if sess_options is None else None)
     options = sess_options if sess_options is not None else ort.SessionOptions()
     if not _already_registered(options):
         if sess_options is None or not _holds_extensions_library(options):
@@ -322,6 +328,12 @@ def _lower_for_session(model: onnx.ModelProto, path: str):
             checked = check_node(node)
             return checked is not None and checked[0].session_path == "lowered"
     return lower(model, fallback="pyop", ops=chosen, assume=runtime_facts())
+
+
+def _bridge_op_types(model: onnx.ModelProto) -> set[str]:
+    """The bridge registrations ``model`` uses (qualified names), subgraphs included."""
+    return {f"{n.domain}::{n.op_type}" for g in graphs(model.graph) for n in g.node
+            if n.domain == bridge.BRIDGE_DOMAIN or n.domain in DOMAINS}
 
 
 def _prepare_branches(model: onnx.ModelProto, types: dict[str, int]) -> onnx.ModelProto:
@@ -399,7 +411,7 @@ class InferenceSession:
         kwargs["disabled_optimizers"] = [*kwargs.get("disabled_optimizers", ()), "EliminateIdentity"]
         self._session = ort.InferenceSession(
             self.model.SerializeToString(),
-            session_options(sess_options),
+            _options(sess_options, _bridge_op_types(self.model)),
             providers=list(providers) if providers else ["CPUExecutionProvider"],
             **kwargs,
         )
