@@ -34,6 +34,7 @@ The routing, per node::
 
 from __future__ import annotations
 
+import copy
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Sequence
@@ -354,23 +355,22 @@ def _lower_node(node, op: OpSpec, attrs: dict, info: "_TypeInfo", opset: int | N
         def composed(sub: Builder) -> list[str]:
             return module.fast(sub, site)
 
-        otherwise = pyop
+        results = b.if_(b.all_of(conditions), composed, pyop, out_types, site.out_ranks, name=node.name or None) \
+            if conditions else composed(b)
     else:
-        def composed(sub: Builder) -> list[str]:
-            if not hazards:
-                return module.fast(sub, site)
-            return sub.if_(sub.all_of(list(hazards)), lambda s: module.fast(s, site), lambda s: module.exact(s, site),
-                           out_types, site.out_ranks)
-
+        # No If around the checks (each If's subgraphs cost session creation): the data input
+        # goes through a Reshape to its own shape plus the checks' sum, 0 unless one fails.
         label = f"{op.op_type} node {node.name!r} rejects its input: "
-
-        def otherwise(sub: Builder) -> list[str]:
-            return _failure(sub, [(ok, label + reason) for ok, reason in checks], out_types, site.out_ranks)
-
-    if conditions:
-        results = b.if_(b.all_of(conditions), composed, otherwise, out_types, site.out_ranks, name=node.name or None)
-    else:
-        results = composed(b)
+        gated = site
+        if checks:
+            gated = copy.copy(site)
+            gated.node = _copy(node)
+            gated.node.input[0] = _gate(b, node.input[0], [(ok, label + reason) for ok, reason in checks])
+        if hazards:
+            results = b.if_(b.all_of(list(hazards)), lambda s: module.fast(s, gated), lambda s: module.exact(s, gated),
+                            out_types, site.out_ranks, name=node.name or None)
+        else:
+            results = module.fast(b, gated)
     # The outputs take the node's output names.
     _rename(b.nodes, dict(zip(results, node.output)))
     return b.nodes
@@ -411,6 +411,19 @@ def _copy(node: onnx.NodeProto) -> onnx.NodeProto:
     copy = onnx.NodeProto()
     copy.CopyFrom(node)
     return copy
+
+
+def _gate(b: Builder, value: str, checks) -> str:
+    """``value`` once every ``(ok, label)`` holds: Gathers that fail unless ``ok``, named
+    ``label`` (ORT's message quotes the failing node's name), summed into the shape of a
+    Reshape of ``value`` to its own shape (no copy)."""
+    one = b.const(np.zeros(1, np.int64))
+    failures = [b.add("Gather", [one, b.cast(b.add("Not", [ok]), TensorProto.INT64)], name=label)
+                for ok, label in checks]
+    total = failures[0]
+    for failure in failures[1:]:
+        total = b.add("Add", [total, failure])
+    return b.add("Reshape", [value, b.add("Add", [b.add("Shape", [value]), total])])
 
 
 def _failure(b: Builder, checks, out_types: Sequence[int], out_ranks: Sequence[int | None]) -> list[str]:
