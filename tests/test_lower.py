@@ -172,3 +172,47 @@ def test_session_paths_agree_and_show_what_was_lowered():
 def test_auto_path_keeps_arg_max_as_pyop():
     session = ortops.InferenceSession(builder.arg_max_model(2, topk=2))
     assert session.lowered_nodes == () and session.lowering.kept[0].reason == "not chosen"
+
+
+def _bfloat16_model(op: str):
+    """float32 in, Cast to bfloat16 around the ortops node (NumPy has no bfloat16), float32 out."""
+    cast_in = [helper.make_node("Cast", ["x"], ["xb"], to=TensorProto.BFLOAT16)]
+    if op == "TopK":
+        node = builder.top_k("xb", "k", axis=-1, mode="max", sort="index", name="node")
+        node.output[:] = ["vb", "i"]
+        inputs = [helper.make_tensor_value_info("k", TensorProto.INT64, [1])]
+        outputs = [helper.make_tensor_value_info("i", TensorProto.INT32, None)]
+        initializers = []
+    else:
+        node = builder.scatter_elements_update("xb", "ind", "ub", "axis", reduction=op, name="node")
+        node.output[:] = ["vb"]
+        cast_in.append(helper.make_node("Cast", ["u"], ["ub"], to=TensorProto.BFLOAT16))
+        inputs = [helper.make_tensor_value_info("ind", TensorProto.INT64, [2, 6]),
+                  helper.make_tensor_value_info("u", TensorProto.FLOAT, [2, 6])]
+        outputs = []
+        initializers = [numpy_helper.from_array(np.array([1], np.int64), "axis")]
+    graph = helper.make_graph([*cast_in, node, helper.make_node("Cast", ["vb"], ["v"], to=TensorProto.FLOAT)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]), *inputs],
+                              [helper.make_tensor_value_info("v", TensorProto.FLOAT, None), *outputs],
+                              initializer=initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
+                                                   helper.make_opsetid("ortops.openvino", 1)], ir_version=9)
+
+
+@pytest.mark.parametrize("op", ["TopK", "none", "min", "max"])
+def test_bfloat16_lowered_paths_equal_the_pyop(op):
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(0)
+    special = np.array([0.0, -0.0, 1.5, np.nan, 3.0, -np.inf], np.float32)
+    model = _bfloat16_model(op)
+    for _ in range(5):
+        feed = {"x": rng.choice(special, size=(2, 6))}
+        feed.update({"k": np.array([4])} if op == "TopK" else
+                    {"ind": rng.integers(-6, 6, (2, 6)), "u": rng.choice(special, size=(2, 6))})
+        want = ortops.InferenceSession(model, path="pyop").run(None, feed)
+        standalone = ortops.lower(model, fallback="none").model
+        for got in (ort.InferenceSession(standalone.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feed),
+                    ortops.InferenceSession(model, path="lowered").run(None, feed)):
+            for g, w in zip(got, want):
+                assert_identical(g, w)
