@@ -57,6 +57,8 @@ FALLBACKS = ("pyop", "none")
 #: The default-domain opset a lowered model is raised to when nothing else uses that domain.
 LOWERED_OPSET = 18
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+#: The ``doc_string`` of the PyOp fallback inside a guarded lowering's If.
+FALLBACK_MARK = "ortops.lower: the PyOp fallback of a guarded lowering"
 _MIN_IR_VERSION = 8  # opset 18
 
 
@@ -289,6 +291,9 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         nodes = []
         for node in [_copy(n) for n in graph.node]:
             checked = check_node(node)
+            if checked is not None and node.doc_string == FALLBACK_MARK:
+                nodes.append(node)  # the PyOp fallback of an earlier guarded lowering
+                continue
             if checked is None or (ops is not None and not ops(node)):
                 if checked is not None:
                     kept.append(KeptNode(node.name, checked[0].qualified_name, "not chosen"))
@@ -344,10 +349,11 @@ def _lower_node(node, op: OpSpec, attrs: dict, info: "_TypeInfo", opset: int | N
     if fallback == "pyop":
         def pyop(sub: Builder) -> list[str]:
             outputs = [sub.fresh("pyop_out") for _ in node.output]
-            copy = _copy(node)
-            del copy.output[:]
-            copy.output.extend(outputs)
-            sub.nodes.append(copy)
+            fallback_node = _copy(node)
+            del fallback_node.output[:]
+            fallback_node.output.extend(outputs)
+            fallback_node.doc_string = FALLBACK_MARK  # lowering the model again leaves it alone
+            sub.nodes.append(fallback_node)
             # An Identity between a PyOp and a branch output: a pre-allocated output of another
             # shape would abort the process inside the bridge, behind it ORT fails cleanly.
             return [sub.add("Identity", [o]) for o in outputs]

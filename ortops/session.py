@@ -336,16 +336,25 @@ def _bridge_op_types(model: onnx.ModelProto) -> set[str]:
             if n.domain == bridge.BRIDGE_DOMAIN or n.domain in DOMAINS}
 
 
-def _prepare_branches(model: onnx.ModelProto, types: dict[str, int]) -> onnx.ModelProto:
-    """Rewrite the ortops nodes left in subgraphs (the PyOp fallbacks of guarded lowerings)
-    for the bridge, as :func:`prepare_model` rewrites the main graph's; ``types`` are the
-    element types of the values they read (from the model before :func:`prepare_model`)."""
+def _prepare_branches(model: onnx.ModelProto, original: onnx.ModelProto) -> onnx.ModelProto:
+    """Rewrite the PyOp fallbacks of guarded lowerings (ortops nodes that :func:`ortops.lower`
+    put in an If's branch) for the bridge, as :func:`prepare_model` rewrites the main graph's;
+    the element types they read come from ``original`` (the model before :func:`prepare_model`).
+    Other ortops nodes in subgraphs are left to :func:`prepare_model`."""
+    from .lower import FALLBACK_MARK, value_types
+
+    def fallbacks(graph: onnx.GraphProto) -> bool:
+        return any(n.doc_string == FALLBACK_MARK and check_node(n) for n in graph.node)
+
+    if not any(fallbacks(g) for g in graphs(model.graph) if g is not model.graph):
+        return model
+    types = value_types(original)
     for graph in graphs(model.graph):
-        if graph is model.graph or not any(check_node(n) for n in graph.node):
+        if graph is model.graph or not fallbacks(graph):
             continue
         nodes = []
         for node in graph.node:
-            checked = check_node(node)
+            checked = check_node(node) if node.doc_string == FALLBACK_MARK else None
             nodes.extend([node] if checked is None else _rewrite(node, *checked, types))
         del graph.node[:]
         graph.node.extend(nodes)
@@ -402,12 +411,7 @@ class InferenceSession:
         import onnxruntime as ort
 
         model, self.lowering = _lower_for_session(load_model(model), path)
-        if self.lowering is not None and self.lowering.lowered:
-            from .lower import value_types
-
-            self.model = _copy_graph_outputs(_prepare_branches(prepare_model(model), value_types(model)))
-        else:
-            self.model = _copy_graph_outputs(prepare_model(model))
+        self.model = _copy_graph_outputs(_prepare_branches(prepare_model(model), model))
         kwargs["disabled_optimizers"] = [*kwargs.get("disabled_optimizers", ()), "EliminateIdentity"]
         self._session = ort.InferenceSession(
             self.model.SerializeToString(),

@@ -216,3 +216,20 @@ def test_bfloat16_lowered_paths_equal_the_pyop(op):
                     ortops.InferenceSession(model, path="lowered").run(None, feed)):
             for g, w in zip(got, want):
                 assert_identical(g, w)
+
+
+def test_lowering_a_guarded_model_again_leaves_its_fallbacks_alone():
+    once, _ = ortops.lower(_top_k_model())
+    twice, report = ortops.lower(once)
+    assert report.lowered == () and report.kept == ()
+    assert twice.SerializeToString() == once.SerializeToString()
+    session = ortops.InferenceSession(once)  # path="auto" on a lowered model
+    assert session.lowered_nodes == ()
+    data = np.array([[3, 1, 2, 0.0, -0.0]], np.float32)
+    want = reference.top_k(data, 3, axis=-1, mode="max", sort="index")
+    got = session.run(None, {"data": data, "k": np.array([3])})
+    assert_identical(got[0], want.values)
+    assert_identical(got[1], want.indices)
+    with pytest.raises(ortops.OpError) as info:
+        session.run(None, {"data": data, "k": np.array([9])})
+    assert info.value.node_name == "top_k"  # the fallback went through the bridge's named twin
