@@ -47,7 +47,7 @@ import logging
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -371,10 +371,16 @@ def _foreign_call(k_id, feed, attributes):
 
 
 def register() -> None:
-    """Register every ortops op with the PyOp bridge and install the safe hook.
+    """Register ortops' ops with the PyOp bridge and install the safe hook.
 
     Idempotent and thread-safe. Must run before a session that uses the ops is created;
     :class:`ortops.InferenceSession` and :func:`ortops.session_options` call it.
+
+    Every registration is made in this one call, never some now and more later: with
+    onnxruntime-extensions 0.15.2, a PyOp registered after the library was loaded into a
+    session makes that session crash (segmentation fault) on its next run. So sessions
+    cannot register only the families their model uses, although loading the library costs
+    about 10 us per registration at each session creation (docs/divergences.md).
     """
     global _registered, _fallback_hook
     if _registered:
@@ -398,8 +404,9 @@ def register() -> None:
                     attrs=attrs,
                 )(kernel)
                 _kernels[id(opdef)] = kernel
-        _fallback_hook = _ocos._on_pyop_invocation
-        PyCustomOpDef.install_hooker(_hook)
+        if _fallback_hook is None:
+            _fallback_hook = _ocos._on_pyop_invocation
+            PyCustomOpDef.install_hooker(_hook)
         _registered = True
 
 

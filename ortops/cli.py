@@ -1,5 +1,6 @@
 """The ``ortops`` command line: ``ortops conformance`` (the main job), ``ortops compare`` (a user's
-model in ONNX Runtime, OpenVINO and the reference, every difference explained) and ``ortops bench``."""
+model in ONNX Runtime, OpenVINO and the reference, every difference explained), ``ortops lower``
+(exact standard-ONNX compositions of ortops nodes) and ``ortops bench``."""
 
 from __future__ import annotations
 
@@ -187,6 +188,38 @@ def _compare(args: argparse.Namespace) -> int:
     report_console.print_line(console, f"Report: {md_path}, {html_path} and {json_path}")
     return compare_mod.exit_status(report)
 
+def _lower(args: argparse.Namespace) -> int:
+    """``ortops lower IN -o OUT [--standalone]``: 0 written; 1 ``--standalone`` and some node has
+    no exact composition (nothing written); 2 usage error (unreadable model, invalid node)."""
+    import onnx
+
+    from .errors import OpError
+    from .lowering import lower
+
+    try:
+        model = onnx.load(args.model)
+    except Exception as exc:  # noqa: BLE001 - a file that is missing or not a model
+        print(f"ortops lower: cannot read {args.model}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        lowered, report = lower(model, fallback="none" if args.standalone else "pyop")
+    except OpError as exc:
+        print(f"ortops lower: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ValueError as exc:  # --standalone and a node without an exact composition
+        print(f"ortops lower: {exc}", file=sys.stderr)
+        return EXIT_UNEXPLAINED
+    out = pathlib.Path(args.output)
+    if out.is_dir():
+        print(f"ortops lower: -o {out} is a directory; give a file name", file=sys.stderr)
+        return EXIT_USAGE
+    onnx.save(lowered, out)
+    for line in report.lines():
+        print(line)
+    kind = "standalone (no ortops node left)" if report.standalone else "guarded (ortops needed to run it)"
+    print(f"wrote {out}: {len(report.lowered)} lowered, {len(report.kept)} kept as PyOp; {kind}")
+    return EXIT_OK
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -250,6 +283,18 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--out", default="ortops-compare", help="report directory (default: ./ortops-compare)")
     comp.add_argument("--no-progress", action="store_true", help="no progress bar")
     comp.set_defaults(func=_compare)
+
+    low = commands.add_parser(
+        "lower", help="replace ortops nodes by exact compositions of standard ONNX ops",
+        epilog="Exit status: 0 written; 1 --standalone and some node has no exact composition (nothing written); "
+               "2 usage error.")
+    low.add_argument("model", help="the input .onnx model")
+    low.add_argument("-o", "--output", required=True, help="where to write the lowered model")
+    low.add_argument("--standalone", action="store_true",
+                     help="leave no ortops node (the model then runs in plain ONNX Runtime or OpenVINO); fail if a "
+                          "node has no exact composition. Default: guarded, each lowered node keeps its PyOp as "
+                          "the fallback for inputs the composition cannot take exactly")
+    low.set_defaults(func=_lower)
     commands.add_parser("bench", help="time ortops against ORT built-ins: same options as scripts/bench.py",
                         add_help=False)
     return parser

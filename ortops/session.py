@@ -16,7 +16,10 @@ from .graph import Names, check_node, check_nodes, function_graphs, graphs, load
 from .ops import DOMAINS
 from .ops.spec import OpSpec
 
-__all__ = ["InferenceSession", "session_options", "prepare_model"]
+__all__ = ["InferenceSession", "session_options", "prepare_model", "PATHS"]
+
+#: The values of ``InferenceSession(..., path=...)``.
+PATHS = ("auto", "pyop", "lowered")
 
 _CONFIG_KEY = "ortops.custom_ops_registered"
 _UNCARRIED = {t.onnx for t in dtypes.CARRIED_TYPES}
@@ -397,23 +400,23 @@ _QUIET = 3
 _EXTERNAL_DATA_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
 
 
-def _load_and_prepare(model) -> tuple[onnx.ModelProto, str | None]:
-    """The prepared model, and the folder its external data lives in (None without any).
+def _load(model) -> tuple[onnx.ModelProto, str | None]:
+    """The loaded model (a copy), and the folder its external data lives in (None without any).
 
     A model given as a path is loaded without its external data: the weights stay in their
     files (a model over 2 GiB cannot be one protobuf), ORT reads them from the folder of the
     model file at session creation.
     """
     if not isinstance(model, (str, os.PathLike)):
-        return prepare_model(model), None
+        return load_model(model), None
     path = os.path.abspath(os.fspath(model))
-    prepared = _prepare(load_model(path, load_external_data=False))
-    return prepared, os.path.dirname(path) if _has_external_data(prepared) else None
+    loaded = load_model(path, load_external_data=False)
+    return loaded, os.path.dirname(path) if _has_external_data(loaded) else None
 
 
 def _has_external_data(model: onnx.ModelProto) -> bool:
     def tensors(graph):
-        yield from graph.initializer
+        yield from getattr(graph, "initializer", ())  # a model-local function has none
         for node in graph.node:
             for attr in node.attribute:
                 if attr.type == onnx.AttributeProto.TENSOR:
@@ -436,6 +439,23 @@ def _point_at_external_data(options, folder: str | None) -> None:
         options.add_session_config_entry(_EXTERNAL_DATA_FOLDER_KEY, folder)
 
 
+def _lower_for_session(model: onnx.ModelProto, path: str):
+    """``(model, report)``: ``model`` with the nodes ``path`` chooses lowered (guarded), and
+    the :class:`ortops.LoweringReport` (None for ``path="pyop"``)."""
+    from .lowering import lower, runtime_facts
+
+    if path not in PATHS:
+        raise ValueError(f"path={path!r} must be one of {PATHS}")
+    if path == "pyop":
+        return model, None
+    chosen = None
+    if path == "auto":
+        def chosen(node: onnx.NodeProto) -> bool:
+            checked = check_node(node)
+            return checked is not None and checked[0].session_path == "lowered"
+    return lower(model, fallback="pyop", ops=chosen, assume=runtime_facts())
+
+
 class InferenceSession:
     """An ``onnxruntime.InferenceSession`` for models using ortops' ops, with real errors.
 
@@ -456,11 +476,27 @@ class InferenceSession:
         warnings.
     providers : sequence of str, optional
         Defaults to ``["CPUExecutionProvider"]``.
+    path : {"auto", "pyop", "lowered"}, default "auto"
+        How each ortops node runs. ``"lowered"``: as its exact composition of standard ONNX
+        ops behind a guard that sends the inputs the composition cannot take exactly to the
+        PyOp (:func:`ortops.lower` with ``fallback="pyop"``). ``"pyop"``: the PyOp.
+        ``"auto"``: each op on the path measured faster (``OpSpec.session_path``; README,
+        Lowering: TopK lowered, ScatterElementsUpdate and ArgMax as PyOps). Results and
+        errors are the same on every path.
+
+    Attributes
+    ----------
+    lowering : ortops.LoweringReport or None
+        Which nodes were lowered and which kept as PyOps (and why); None for ``path="pyop"``.
+    lowered_nodes : tuple of str
+        The names of the lowered nodes.
 
     Raises
     ------
     OpError
         From :func:`prepare_model`.
+    ValueError
+        For another ``path``.
 
     Notes
     -----
@@ -472,10 +508,13 @@ class InferenceSession:
     threads, so its op errors are logged and give empty outputs, as on the raw path.
     """
 
-    def __init__(self, model, sess_options=None, providers: Sequence[str] | None = None, **kwargs):
+    def __init__(self, model, sess_options=None, providers: Sequence[str] | None = None, *, path: str = "auto",
+                 **kwargs):
         import onnxruntime as ort
 
-        self.model, external_data_folder = _load_and_prepare(model)
+        loaded, external_data_folder = _load(model)
+        lowered, self.lowering = _lower_for_session(loaded, path)
+        self.model = _prepare(lowered)
         kwargs["disabled_optimizers"] = [*kwargs.get("disabled_optimizers", ()), "EliminateIdentity"]
         options = session_options(sess_options)
         _point_at_external_data(options, external_data_folder)
@@ -492,6 +531,10 @@ class InferenceSession:
         finally:
             if unset:
                 options.log_severity_level = -1
+
+    @property
+    def lowered_nodes(self) -> tuple[str, ...]:
+        return tuple(n.name for n in self.lowering.lowered) if self.lowering is not None else ()
 
     def run(self, output_names, input_feed, run_options=None) -> list:
         """Run like ``onnxruntime.InferenceSession.run``; raise :class:`OpError` on an op error."""

@@ -42,7 +42,7 @@ def send_soon(signum, delay=0.5):
 """
 
 PATHS = {
-    "session": "session = ortops.InferenceSession(model)\nrun = lambda: session.run(None, feed)\n",
+    "session": "session = ortops.InferenceSession(model, path=\"pyop\")\nrun = lambda: session.run(None, feed)\n",
     "raw": ("options = ortops.session_options()\n"
             "raw = ort.InferenceSession(model.SerializeToString(), options, providers=['CPUExecutionProvider'])\n"
             "def run():\n"
@@ -106,7 +106,7 @@ for kernel in bridge._kernels.values():
     if kernel.op.op_type.startswith("TopK"):
         kernel.compute = interrupt
 session = ortops.InferenceSession(builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value",
-                                                      stable=1, k_shape=[1]))
+                                                      stable=1, k_shape=[1]), path="pyop")
 feed = {"data": np.ones((2, 3), np.float32), "k": np.array([1])}
 for attempt in range(2):                          # and the session still works for the next call
     try:

@@ -27,7 +27,18 @@ Every row is one implementation on one case, called the way a user calls it:
   mode; ScatterElementsUpdate-12), compiled for ``"CPU"``, when ``openvino`` imports;
 * ``NumPy reference``: :mod:`ortops.reference`, only up to a size limit (a note says so);
 * ``identity PyOp``: a trivial PyOp through ortops' installed bridge hook, the floor of the
-  per-call cost of any PyOp (its ratio is against ORT's own ``Identity``).
+  per-call cost of any PyOp (its ratio is against ORT's own ``Identity``);
+* every execution path of the ortops node (the ``path`` column): ``ortops PyOp``
+  (``InferenceSession(path="pyop")``), ``ortops lowered`` (``path="lowered"``: the guarded
+  lowering) and ``lowered standalone`` (:func:`ortops.lower` with ``fallback="none"`` in a plain
+  onnxruntime session); ``ortops`` is the default ``path="auto"``.
+
+Besides the matrix: session creation per path (first in a fresh process, and later) against
+a plain ORT session, and the in-model case (the OCR recogniser with TopK and ArgMax appended,
+on every path, against the same model with the built-ins); see :mod:`.creation`.
+
+Every timed ORT session sets ``session.intra_op.allow_spinning=0``: interleaved sessions whose
+idle threads spin take each other's cores.
 
 Method
 ------
@@ -63,7 +74,7 @@ import platform
 import sys
 import time
 
-from . import calls, memory
+from . import calls, creation, memory
 from .cases import BUILT_INS, CONFIGS, OPS, Config, matrix
 from .memory import run_memory
 from .plot import descriptions, plot_scaling, run_scaling
@@ -134,6 +145,13 @@ def main(argv: list[str] | None = None) -> int:
         phases["scaling"] = time.perf_counter() - start - phases["matrix"]
         memory = run_memory(ops, config, status)
         phases["memory"] = time.perf_counter() - start - phases["matrix"] - phases["scaling"]
+        status("session creation")
+        creation_rows = creation.run_creation(3 if config.mode == "smoke" else 10)
+        status("in-model: the OCR recogniser with TopK and ArgMax appended")
+        in_model = creation.run_in_model(config, rounds)
+        if not in_model:
+            notes.append("no in-model case: the ocr extra is not installed (pip install 'ortops[ocr]')")
+        phases["creation and in-model"] = time.perf_counter() - start - sum(phases.values())
 
     title = (f"ortops bench --{config.mode}: {platform.platform()}, {os.cpu_count()} CPUs, "
              f"onnxruntime {version('onnxruntime')}")
@@ -142,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         notes.append(plot_note)
     seconds = time.perf_counter() - start
     print_tables(rows, memory, console)
+    creation.print_extra(creation_rows, in_model, console)
     for op in ops:
         console.print(f"[dim]built-in {op}:[/] {escape(BUILT_INS[op])}")
     case_notes: dict[str, list[str]] = {}
@@ -162,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         "rows": [row_json(row) for row in rows],
         "scaling": {"description": descriptions(OPS), "series": scaling},
         "memory": memory,
+        "session_creation": creation_rows,
+        "in_model": in_model,
         "built_ins": {op: BUILT_INS[op] for op in ops},
         "notes": notes,
         "case_notes": case_notes,

@@ -8,7 +8,40 @@ import numpy as np
 
 from .cases import op_bench
 
-__all__ = ["BENCH_DOMAIN", "inputs", "plain_session", "identity_session", "make_call", "first_output", "same_values"]
+__all__ = ["BENCH_DOMAIN", "PATHS", "path_of", "timed_options", "inputs", "plain_session", "identity_session",
+           "make_call", "first_output", "same_values"]
+
+#: The implementations every case gets besides its op's own, and how they run the ortops node:
+#: the PyOp, the guarded lowering (ortops.InferenceSession path="lowered"), and the
+#: standalone lowering in a plain onnxruntime session.
+PATHS = {"ortops PyOp": "pyop", "ortops lowered": "lowered", "lowered standalone": "standalone"}
+
+
+def path_of(impl: str) -> str:
+    """The execution path of an implementation, for the table's ``path`` column."""
+    if impl in ("ortops PyOp", "identity PyOp"):
+        return "PyOp"
+    if impl in ("ortops lowered", "lowered standalone"):
+        return "lowered"
+    if impl == "ortops":
+        return "auto"
+    if impl.startswith("built-in") or impl == "ORT Identity":
+        return "built-in"
+    if impl.startswith("openvino"):
+        return "OpenVINO"
+    return "NumPy" if impl == "reference" else ""
+
+
+def timed_options():
+    """``onnxruntime.SessionOptions`` for every timed session: quiet, and intra-op threads that
+    do not spin after each op (``session.intra_op.allow_spinning=0``): spinning threads of
+    interleaved sessions take each other's cores."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
 
 BENCH_DOMAIN = "ortops_bench"  # the private domain of the identity PyOp
 
@@ -19,12 +52,10 @@ def inputs(op: str, p: dict, seed: int = 0) -> dict[str, np.ndarray]:
 
 
 def plain_session(model):
-    """A plain onnxruntime session (built-in ops only), quiet."""
+    """A plain onnxruntime session (built-in ops only), quiet, spinning off (:func:`timed_options`)."""
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(model.SerializeToString(), timed_options(), providers=["CPUExecutionProvider"])
 
 
 def _identity(x):
@@ -66,7 +97,7 @@ def identity_session():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(BENCH_DOMAIN, 1)],
                               ir_version=ortops.builder.IR_VERSION)
     onnx.checker.check_model(model)
-    return ortops.InferenceSession(model)
+    return ortops.InferenceSession(model, timed_options())
 
 
 def _ort_identity_session():
@@ -89,10 +120,25 @@ def make_call(op: str, impl: str, p: dict, feed: dict[str, np.ndarray]) -> Calla
         if impl == "ORT Identity":
             session, data = _ort_identity_session(), {"data": feed["data"].reshape(1, -1)}
             return lambda: session.run(None, data)
+    if impl in PATHS:
+        return _path_call(op, PATHS[impl], p, feed)
     call = op_bench(op).call(impl, p, feed)
     if call is None:
         raise ValueError(f"no implementation {impl!r} for {op}")
     return call
+
+
+def _path_call(op: str, path: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any]:
+    """The op's ortops model (its bench module's ``ortops_model``) on one execution path."""
+    import ortops
+
+    bench = op_bench(op)
+    model, inputs = bench.ortops_model(p), bench.ortops_feed(p, feed)
+    if path == "standalone":
+        session = plain_session(ortops.lower(model, fallback="none").model)
+    else:
+        session = ortops.InferenceSession(model, timed_options(), path=path)
+    return lambda: session.run(None, inputs)
 
 
 def first_output(outputs) -> np.ndarray:

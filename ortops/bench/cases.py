@@ -98,6 +98,10 @@ def elements(op: str, p: dict) -> int:
     return op_bench(op).elements(p)
 
 
+#: The rows of every execution path (see ortops.bench.calls.PATHS).
+_PATH_IMPLS = ("ortops PyOp", "ortops lowered", "lowered standalone")
+
+
 def matrix(config: Config, ops, have_openvino: bool) -> list[Case]:
     """The cases of the benchmark, with the implementations and targets of each."""
     cases: list[Case] = []
@@ -111,7 +115,11 @@ def matrix(config: Config, ops, have_openvino: bool) -> list[Case]:
                 return ("reference",), []
             return (), [f"NumPy reference skipped above {limit:,} elements in --{config.mode} mode"]
 
-        cases += op_bench(op).cases(config.tiny_matrix, have_openvino, reference)
+        for case in op_bench(op).cases(config.tiny_matrix, have_openvino, reference):
+            # Every execution path of the ortops node (ortops.bench.calls.PATHS) next to "ortops".
+            at = case.impls.index("ortops") + 1
+            case.impls = (*case.impls[:at], *_PATH_IMPLS, *case.impls[at:])
+            cases.append(case)
     # Per-call overhead on tiny inputs, interleaved with the floor of any PyOp.
     for op in ops:
         p = op_bench(op).TINY

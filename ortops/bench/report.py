@@ -83,7 +83,9 @@ def print_tables(rows: list, memory: list[dict], console) -> None:
 
     table = Table(title="Median time per call; ratio = median / the built-in's median in the same case "
                         "(identity PyOp: / ORT Identity's)", title_justify="left")
-    for name, justify in (("case", "left"), ("impl", "left"), ("median", "right"), ("iqr", "right"),
+    from .calls import path_of
+
+    for name, justify in (("case", "left"), ("impl", "left"), ("path", "left"), ("median", "right"), ("iqr", "right"),
                           ("n", "right"), ("ratio", "right"), ("target", "left")):
         table.add_column(name, justify=justify, no_wrap=name in ("median", "ratio", "impl"))
     previous = None
@@ -95,7 +97,7 @@ def print_tables(rows: list, memory: list[dict], console) -> None:
         t = row.timing
         impl = _IMPL_LABELS.get(row.impl, row.impl) + (" [red]⚠ differs[/]" if row.mismatch else "")
         table.add_row(
-            f"[bold]{row.case.op}[/] {escape(row.case.name)}" if first else "", impl,
+            f"[bold]{row.case.op}[/] {escape(row.case.name)}" if first else "", impl, path_of(row.impl),
             _seconds(t.median), f"{t.spread:.0%}" if len(t.samples) >= 4 else "", str(len(t.samples)),
             "" if row.ratio is None else f"{row.ratio:.2f}×",
             "  ".join(_target_text(*v) for v in row.verdicts),
@@ -125,10 +127,17 @@ def print_tables(rows: list, memory: list[dict], console) -> None:
         console.print(mem)
 
 
+def _path(impl: str) -> str:
+    from .calls import path_of
+
+    return path_of(impl)
+
+
 def row_json(row) -> dict:
     t = row.timing
     return {
         "op": row.case.op, "case": row.case.name, "params": jsonable(row.case.params), "impl": row.impl,
+        "path": _path(row.impl),
         "median_s": t.median, "min_s": min(t.samples), "iqr_share": t.spread, "samples_s": t.samples,
         "calls_per_sample": t.calls_per_sample, "load_average": row.case.load_average,
         "case_seconds": row.case.seconds,

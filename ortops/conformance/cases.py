@@ -18,14 +18,17 @@ SOURCES = ("seed-example", "onnx-backend-test", "generated", "real-model")
 
 
 #: Who judges: the NumPy reference of the spec, ORT's built-in ops, the OpenVINO runtime,
-#: outputs written by someone else (spec examples, ONNX's vectors), and ortops' own checks.
-ORACLE_FAMILIES = ("reference", "onnxruntime", "openvino", "expected", "ortops")
+#: outputs written by someone else (spec examples, ONNX's vectors), ortops' own checks, and
+#: the lowered paths (guarded and standalone) against the reference.
+ORACLE_FAMILIES = ("reference", "onnxruntime", "openvino", "expected", "ortops", "lowered")
 
 
 def oracle_family(oracle: str) -> str:
     """The family of an oracle name, e.g. ``"onnxruntime TopK-11"`` -> ``"onnxruntime"``."""
     if oracle == "reference":
         return "reference"
+    if oracle.startswith("lowered"):
+        return "lowered"
     if oracle.startswith("openvino"):
         return "openvino"
     if oracle.startswith("onnxruntime") or "inside the OCR graph" in oracle:

@@ -67,6 +67,7 @@ def judge_case(case: Case, *, openvino: bool = False) -> Result:
         checks = suite(case.op).judge(case)
     except Exception as exc:  # noqa: BLE001 - the report must say what went wrong, case by case
         checks = [Check("ortops", "unexplained", f"{type(exc).__name__}: {exc}")]
+    checks += _lowered_paths(case)
     if openvino:
         from . import openvino_oracle
 
@@ -76,6 +77,16 @@ def judge_case(case: Case, *, openvino: bool = False) -> Result:
             checks.append(Check("openvino", "unexplained", f"{type(exc).__name__}: {exc}"))
     complete_differences(case, checks)
     return Result(case, checks, time.perf_counter() - start)
+
+
+def _lowered_paths(case: Case) -> list[Check]:
+    """The checks of the lowered paths (:mod:`ortops.conformance.lowering`); never raises."""
+    from . import lowering
+
+    try:
+        return lowering.judge_paths(case)
+    except Exception as exc:  # noqa: BLE001 - a lowering bug is a verdict, not a crash
+        return [Check(lowering.ORACLES[0], "unexplained", f"{type(exc).__name__}: {exc}"[:400])]
 
 
 def run(cases: Iterable[Case], *, progress: bool = True, openvino: bool = False) -> list[Result]:

@@ -163,6 +163,12 @@ class OpSpec:
         ``matches``, ``explain``).
     bench : str
         The module of the op's benchmark cases and implementations (see :mod:`ortops.bench`).
+    lowering : str
+        The module of the op's exact composition of standard ONNX ops (``prepare``, ``checks``,
+        ``hazards``, ``fast``, ``exact``; see :mod:`ortops.lowering`); empty: no lowering.
+    session_path : str
+        The path :class:`ortops.InferenceSession` takes for the op by default (``"lowered"`` or
+        ``"pyop"``): the faster exact one, as measured (README, Performance).
     """
 
     domain: str
@@ -183,6 +189,8 @@ class OpSpec:
     conformance: str = ""
     oracle: str = ""
     bench: str = ""
+    lowering: str = ""
+    session_path: str = "pyop"
 
     def type_param(self, name: str) -> TypeParam:
         """The :class:`TypeParam` called ``name``."""

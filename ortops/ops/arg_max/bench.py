@@ -7,6 +7,7 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["BUILT_IN", "SCALING", "REFERENCE_LIMITS", "TINY", "name", "elements", "inputs", "cases", "call",
+           "ortops_model", "ortops_feed",
            "scaling_params", "memory_params"]
 
 BUILT_IN = ("Reshape(-1) + ArgMax(axis=0, keepdims=1, select_last_index=1) for topk=1; "
@@ -47,17 +48,28 @@ def cases(tiny: bool, have_openvino: bool, reference) -> list:
     return found
 
 
+def ortops_model(p: dict):
+    """The model of the ``ortops`` rows (and of every execution path)."""
+    from .builder import arg_max_model
+
+    return arg_max_model(len(p["shape"]), topk=p["topk"])
+
+
+def ortops_feed(p: dict, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return feed
+
+
 def call(impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any] | None:
     """A zero-argument function running ``impl`` once; None for an unknown implementation."""
     import ortops
 
     from ... import reference
-    from ...bench.calls import plain_session
-    from .builder import arg_max_model, onnx_arg_max_equivalent_model
+    from ...bench.calls import plain_session, timed_options
+    from .builder import onnx_arg_max_equivalent_model
 
     rank, topk = len(p["shape"]), p["topk"]
     if impl == "ortops":
-        session = ortops.InferenceSession(arg_max_model(rank, topk=topk))
+        session = ortops.InferenceSession(ortops_model(p), timed_options())
         return lambda: session.run(None, feed)
     if impl == "built-in":
         # topk=1: Reshape + ArgMax(select_last_index=1), ncnn's tie rule; topk>1: TopK-11

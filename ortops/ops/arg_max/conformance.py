@@ -446,10 +446,22 @@ def real_model_cases() -> list[Case]:
     return cases
 
 
+def lowering_cases() -> list[Case]:
+    """Inputs where the standard-ONNX composition (ortops/ops/arg_max/lowering.py) is fragile:
+    ties (the higher index first) between -0.0 and +0.0, NaN, topk at and beyond the size."""
+    data = np.array([[np.nan, 1, -0.0, 0.0, np.inf, 1, -np.nan, -np.inf, 0.0]], np.float32)
+    cases = [_case(f"lower_ties_nan_top{topk}_max{out}", "generated", data, out_max_val=out, topk=topk)
+             for topk in (1, 4, 9) for out in (0, 1)]
+    cases.append(_case("lower_zero_ties", "generated", np.array([0.0, -0.0, 0.0, -0.0], np.float32), out_max_val=1,
+                       topk=4))
+    cases.append(_error_case("lower_topk_over_size", "generated", np.ones((2, 2), np.float32), "topk > size", topk=5))
+    return cases
+
+
 CASE_SOURCES = {
     "seed-example": seed_cases,
     "onnx-backend-test": onnx_backend_cases,
-    "generated": generated_cases,
+    "generated": lambda: generated_cases() + lowering_cases(),
     "real-model": real_model_cases,
 }
 

@@ -42,4 +42,6 @@ ARG_MAX = OpSpec(
     conformance="ortops.ops.arg_max.conformance",
     oracle="ortops.ops.arg_max.oracle",
     bench="ortops.ops.arg_max.bench",
+    lowering="ortops.ops.arg_max.lowering",
+    session_path="pyop",
 )

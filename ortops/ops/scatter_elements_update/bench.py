@@ -7,6 +7,7 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["BUILT_IN", "SCALING", "REFERENCE_LIMITS", "TINY", "name", "elements", "inputs", "cases", "call",
+           "ortops_model", "ortops_feed",
            "scaling_params", "memory_params"]
 
 BUILT_IN = ("ScatterElements-18 reduction=add for sum; for mean and use_init_val=0, "
@@ -68,6 +69,26 @@ def _openvino_scatter(p: dict):
     return compiled.create_infer_request()
 
 
+def ortops_model(p: dict):
+    """The model of the ``ortops`` rows (and of every execution path): axis 0 as a constant,
+    as models hold it (the lowering needs it constant)."""
+    from onnx import TensorProto, numpy_helper
+
+    from .builder import scatter_elements_update_model
+
+    model = scatter_elements_update_model(TensorProto.FLOAT, len(p["data_shape"]), reduction=p["reduction"],
+                                          use_init_val=p["use_init_val"])
+    model.graph.initializer.append(numpy_helper.from_array(np.array([0], np.int64), "axis"))
+    inputs = [i for i in model.graph.input if i.name != "axis"]
+    del model.graph.input[:]
+    model.graph.input.extend(inputs)
+    return model
+
+
+def ortops_feed(p: dict, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {name: feed[name] for name in ("data", "indices", "updates")}
+
+
 def call(impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any] | None:
     """A zero-argument function running ``impl`` once; None for an unknown implementation."""
     from onnx import TensorProto
@@ -75,14 +96,12 @@ def call(impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any] |
     import ortops
 
     from ... import reference
-    from ...bench.calls import plain_session
+    from ...bench.calls import plain_session, timed_options
     from .builder import onnx_scatter_elements_model, scatter_elements_update_model, scatter_mean_composition
 
     rank, reduction, use_init_val = len(p["data_shape"]), p["reduction"], p["use_init_val"]
     if impl == "ortops":
-        model = scatter_elements_update_model(TensorProto.FLOAT, rank, reduction=reduction, use_init_val=use_init_val)
-        session = ortops.InferenceSession(model)
-        inputs = dict(feed, axis=np.array([0], np.int64))
+        session, inputs = ortops.InferenceSession(ortops_model(p), timed_options()), ortops_feed(p, feed)
         return lambda: session.run(None, inputs)
     if impl == "built-in":
         if (reduction, use_init_val) == ("sum", 1):

@@ -667,10 +667,42 @@ def real_model_cases() -> list[Case]:
     return cases
 
 
+def lowering_cases() -> list[Case]:
+    """Inputs where the standard-ONNX composition (ortops/ops/scatter_elements_update/lowering.py)
+    is fragile: duplicate indices, float32 sums that cancel, signed zeros and NaN in min/max,
+    negative integer means, use_init_val=0, an index out of range."""
+    cases = []
+    dup = np.array([[0, 1, 0, 1, 0]]), np.array([[1e8, 1.0, -1e8, 2.0, 1.0]], np.float32)
+    for reduction in ("none", "sum", "mean", "prod"):
+        for init in (0, 1):
+            cases.append(_case(f"lower_duplicates_{reduction}_init{init}", "generated", np.full((1, 3), 3.0, np.float32),
+                               *dup, 1, reduction=reduction, use_init_val=init))
+    zeros = np.array([0.0, -0.0, 5.0, np.nan], np.float32)
+    index = np.array([0, 0, 1, 1, 2, 3, 2])
+    updates = np.array([-0.0, 0.0, 0.0, -0.0, np.nan, 1.0, -0.0], np.float32)
+    for reduction in ("min", "max"):
+        for init in (0, 1):
+            for dtype in (np.float32, np.float64):
+                cases.append(_case(f"lower_signed_zeros_nan_{reduction}_{np.dtype(dtype).name}_init{init}", "generated",
+                                   zeros.astype(dtype), index, updates.astype(dtype), 0, reduction=reduction,
+                                   use_init_val=init))
+    for dtype in (np.int8, np.int32, np.uint16):
+        data = np.array([-3, 7, 1], dtype) if np.dtype(dtype).kind == "i" else np.array([3, 7, 1], dtype)
+        ups = np.array([-4, -4, 1, 2, 0], dtype) if np.dtype(dtype).kind == "i" else np.array([4, 4, 1, 2, 0], dtype)
+        for init in (0, 1):
+            cases.append(_case(f"lower_int_mean_{np.dtype(dtype).name}_init{init}", "generated", data,
+                               np.array([0, 0, 1, 1, 2]), ups, 0, reduction="mean", use_init_val=init))
+    cases.append(_case("lower_index_out_of_range", "generated", np.zeros(4, np.float32), np.array([4]),
+                       np.ones(1, np.float32), 0, reduction="sum"))
+    cases.append(_case("lower_negative_indices_int8", "generated", np.zeros(4, np.float32),
+                       np.array([-1, -4, -1], np.int8), np.array([1, 2, 3], np.float32), 0, reduction="none"))
+    return cases
+
+
 CASE_SOURCES = {
     "seed-example": seed_cases,
     "onnx-backend-test": onnx_backend_cases,
-    "generated": generated_cases,
+    "generated": lambda: generated_cases() + lowering_cases(),
     "real-model": real_model_cases,
 }
 

@@ -7,6 +7,7 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["BUILT_IN", "SCALING", "REFERENCE_LIMITS", "TINY", "name", "elements", "inputs", "cases", "call",
+           "ortops_model", "ortops_feed",
            "scaling_params", "memory_params"]
 
 #: What the ``built-in`` row runs (a plain onnxruntime session).
@@ -80,14 +81,12 @@ def call(impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any] |
     import ortops
 
     from ... import builder, reference
-    from ...bench.calls import plain_session
+    from ...bench.calls import plain_session, timed_options
 
     x, k = feed["data"], np.array([p["k"]], np.int64)
     rank, axis, sort = len(p["shape"]), p["axis"], p["sort"]
     if impl == "ortops":
-        model = builder.top_k_model(TensorProto.FLOAT, rank, axis=axis, mode="max", sort=sort,
-                                    stable=0 if sort == "none" else 1)
-        session, inputs = ortops.InferenceSession(model), {"data": x, "k": k}
+        session, inputs = ortops.InferenceSession(ortops_model(p), timed_options()), ortops_feed(p, feed)
         return lambda: session.run(None, inputs)
     if impl == "built-in":
         model = builder.onnx_top_k_model(11, TensorProto.FLOAT, rank, axis=axis, largest=1,
@@ -100,6 +99,20 @@ def call(impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any] |
     if impl == "reference":
         return lambda: reference.top_k(x, p["k"], axis=axis, mode="max", sort=sort, stable=1)
     return None
+
+
+def ortops_model(p: dict):
+    """The model of the ``ortops`` rows (and of every execution path)."""
+    from onnx import TensorProto
+
+    from ... import builder
+
+    return builder.top_k_model(TensorProto.FLOAT, len(p["shape"]), axis=p["axis"], mode="max", sort=p["sort"],
+                               stable=0 if p["sort"] == "none" else 1)
+
+
+def ortops_feed(p: dict, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {"data": feed["data"], "k": np.array([p["k"]], np.int64)}
 
 
 def scaling_params(n: int) -> dict:

@@ -372,10 +372,36 @@ def real_model_cases() -> list[Case]:
     return cases
 
 
+def lowering_cases() -> list[Case]:
+    """Inputs where the standard-ONNX composition (ortops/ops/top_k/lowering.py) is fragile:
+    ties between -0.0 and +0.0, NaN, k at and beyond the ends, widened integer types."""
+    zeros = [0.0, -0.0, 1.0, -0.0, 0.0, 1.0, -1.0, -0.0]
+    nans = [np.nan, 1.0, -np.nan, np.inf, -np.inf, -0.0, 0.0, np.nan, 3.0]
+    cases = []
+    for dtype in (np.float32, np.float64, np.float16):
+        for mode, sort in itertools.product(("max", "min"), ("value", "index")):
+            tag = f"{np.dtype(dtype).name}_{mode}_{sort}"
+            cases.append(_case(f"lower_signed_zero_ties_{tag}", "generated", np.array([zeros], dtype), 5, axis=-1,
+                               mode=mode, sort=sort))
+            cases.append(_case(f"lower_nan_{tag}", "generated", np.array([nans, nans[::-1]], dtype), 6, axis=1,
+                               mode=mode, sort=sort))
+    for k in (0, -1, 9):
+        cases.append(_case(f"lower_k_{k}_of_8", "generated", np.ones((2, 8), np.float32), k, axis=1, mode="max",
+                           sort="value"))
+    cases.append(_case("lower_k_int8_full_axis", "generated", np.array([[3, 1, 3, 1]], np.int32), np.int8(4),
+                       axis=0 - 1, mode="min", sort="index"))
+    for dtype in (np.uint16, np.uint32, np.int8):
+        info = np.iinfo(dtype)
+        data = np.array([[info.max, info.min, info.max, 0, info.min, 1]], dtype)
+        cases.append(_case(f"lower_widened_{np.dtype(dtype).name}_extremes", "generated", data, 4, axis=1, mode="max",
+                           sort="value"))
+    return cases
+
+
 CASE_SOURCES = {
     "seed-example": seed_cases,
     "onnx-backend-test": onnx_backend_cases,
-    "generated": generated_cases,
+    "generated": lambda: generated_cases() + lowering_cases(),
     "real-model": real_model_cases,
 }
 

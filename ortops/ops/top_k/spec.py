@@ -62,4 +62,6 @@ TOP_K = OpSpec(
     conformance="ortops.ops.top_k.conformance",
     oracle="ortops.ops.top_k.oracle",
     bench="ortops.ops.top_k.bench",
+    lowering="ortops.ops.top_k.lowering",
+    session_path="lowered",
 )

@@ -132,7 +132,7 @@ def test_mean_on_bool_agrees_because_both_reject(generated):
     case = next(c for c in generated if c.inputs["data"].dtype == np.bool_ and c.attrs["reduction"] == "mean")
     result = conformance.judge_case(case)
     assert result.status == "agree"
-    check, = result.checks
+    check, = [c for c in result.checks if not c.oracle.startswith("lowered")]  # the lowered paths judge too
     assert "both reject" in check.detail and "mean" in check.detail
 
 

@@ -1,0 +1,194 @@
+"""Session creation and the in-model case: what users feel beyond one op's call.
+
+* :func:`run_creation`: the time to create a session of a one-node TopK model on every path,
+  the first in a fresh process (a child per path: ortops' registrations and the extensions
+  library load once per process) and the median of the later ones, against a plain ORT
+  session of the built-in TopK. The lowered models are made before the child starts (lowering
+  is offline work); the guarded path's figure includes the lowering, as
+  ``ortops.InferenceSession(path="lowered")`` does it.
+* :func:`run_in_model`: the PP-OCRv4 recogniser (the ``ocr`` extra) with a TopK (k=5 per
+  step) and an ArgMax (topk=1 over the last step) appended, on every path, against the same
+  model with the built-in TopK-11 and ArgMax; timed interleaved, spinning off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+__all__ = ["run_creation", "run_in_model", "CREATION_PATHS", "IN_MODEL_PATHS"]
+
+#: The session kinds :func:`run_creation` measures.
+CREATION_PATHS = ("built-in (plain ORT)", "ortops PyOp", "ortops lowered", "lowered standalone (plain ORT)")
+#: The rows of :func:`run_in_model`.
+IN_MODEL_PATHS = ("built-in", "ortops PyOp", "ortops lowered", "lowered standalone", "ortops (auto)")
+
+_CHILD = """
+import json, statistics, sys, time
+kind, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = open(path, "rb").read()
+if kind.startswith("ortops"):
+    import ortops
+    make = lambda: ortops.InferenceSession(data, path="pyop" if kind == "ortops PyOp" else "lowered")
+else:
+    import onnxruntime as ort
+    make = lambda: ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+times = []
+for _ in range(n):
+    start = time.perf_counter()
+    make()
+    times.append(time.perf_counter() - start)
+print(json.dumps(times))
+"""
+
+
+def _models() -> dict[str, bytes]:
+    from onnx import TensorProto
+
+    from .. import builder
+    from ..lowering import lower
+
+    model = builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="value")
+    built_in = builder.onnx_top_k_model(11, TensorProto.FLOAT, 2, axis=1, largest=1, sorted=1)
+    return {CREATION_PATHS[0]: built_in.SerializeToString(), CREATION_PATHS[1]: model.SerializeToString(),
+            CREATION_PATHS[2]: model.SerializeToString(),
+            CREATION_PATHS[3]: lower(model, fallback="none").model.SerializeToString()}
+
+
+def run_creation(sessions: int = 10) -> list[dict]:
+    """Per path: ``first`` and ``later`` (median) session creation in seconds, in a fresh child."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, data in _models().items():
+            path = os.path.join(tmp, "model.onnx")
+            with open(path, "wb") as f:
+                f.write(data)
+            done = subprocess.run([sys.executable, "-c", _CHILD, kind, path, str(sessions)], capture_output=True,
+                                  text=True, timeout=300)
+            try:
+                times = json.loads(done.stdout.strip().splitlines()[-1])
+            except (IndexError, ValueError):
+                rows.append({"path": kind, "error": (done.stderr or "no output").strip().splitlines()[-1][:200]})
+                continue
+            rows.append({"path": kind, "first": times[0], "later": statistics.median(times[1:])})
+    plain = next((r["later"] for r in rows if r["path"] == CREATION_PATHS[0] and "later" in r), None)
+    for row in rows:
+        if plain and "later" in row:
+            row["later_ratio"] = row["later"] / plain
+    return rows
+
+
+def _in_model_models():
+    """(ortops model, built-in model): the recogniser with TopK k=5 over the classes of every
+    step and ncnn ArgMax topk=1 over the last step's scores appended."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from .. import ocr
+    from ..builder import arg_max, top_k
+
+    def extend(custom: bool) -> onnx.ModelProto:
+        model = ocr.load_model()
+        probs = model.graph.output[0].name
+        g = model.graph
+        g.initializer.append(onnx.numpy_helper.from_array(np.array([5], np.int64), "bench_k"))
+        g.initializer.append(onnx.numpy_helper.from_array(np.array([0, -1, 0], np.int64), "bench_last_start"))
+        g.initializer.append(onnx.numpy_helper.from_array(np.array([1, 2**62, 2**62], np.int64), "bench_last_end"))
+        g.node.append(helper.make_node("Slice", [probs, "bench_last_start", "bench_last_end"], ["bench_last"],
+                                       name="bench_last_step"))
+        if custom:
+            g.node.append(top_k(probs, "bench_k", axis=-1, mode="max", sort="value", name="bench_top_k",
+                                index_element_type="i64"))
+            g.node[-1].output[:] = ["top_values", "top_indices"]
+            g.node.append(arg_max("bench_last", topk=1, name="bench_arg_max"))
+            g.node[-1].output[:] = ["best"]
+            domains = {"ortops.openvino", "ortops.ncnn"}
+            for d in domains:
+                model.opset_import.append(helper.make_opsetid(d, 1))
+        else:
+            g.node.append(helper.make_node("TopK", [probs, "bench_k"], ["top_values", "top_indices"], axis=-1,
+                                           name="bench_top_k"))
+            g.node.append(helper.make_node("Reshape", ["bench_last", "bench_flat"], ["bench_last_flat"]))
+            g.initializer.append(onnx.numpy_helper.from_array(np.array([-1], np.int64), "bench_flat"))
+            g.node.append(helper.make_node("ArgMax", ["bench_last_flat"], ["best_index"], axis=0, keepdims=1,
+                                           select_last_index=1))
+            g.node.append(helper.make_node("Cast", ["best_index"], ["best"], to=TensorProto.FLOAT))
+        g.value_info.extend(g.output)  # the recogniser's output type, for the appended nodes
+        del g.output[:]
+        g.output.extend([helper.make_tensor_value_info("top_values", TensorProto.FLOAT, None),
+                         helper.make_tensor_value_info("top_indices", TensorProto.INT64, None),
+                         helper.make_tensor_value_info("best", TensorProto.FLOAT, None)])
+        return model
+
+    return extend(True), extend(False)
+
+
+def run_in_model(config, rounds: int) -> list[dict]:
+    """Interleaved timings of the recogniser with the appended ops on every path; [] without
+    the ``ocr`` extra."""
+    from .. import ocr
+    from ..conformance import real_model
+
+    if not real_model.available():
+        return []
+    import ortops
+
+    from .calls import plain_session, timed_options
+    from .timing import time_interleaved
+
+    custom, built_in = _in_model_models()
+    image = ocr.preprocess(ocr.render_text(ocr.DEFAULT_TEXT))
+    feed = {custom.graph.input[0].name: image}
+    sessions = {
+        "built-in": plain_session(built_in),
+        "ortops PyOp": ortops.InferenceSession(custom, timed_options(), path="pyop"),
+        "ortops lowered": ortops.InferenceSession(custom, timed_options(), path="lowered"),
+        "lowered standalone": plain_session(ortops.lower(custom, fallback="none").model),
+        "ortops (auto)": ortops.InferenceSession(custom, timed_options()),
+    }
+    want = sessions["built-in"].run(None, feed)
+    notes = {}
+    for name, session in sessions.items():
+        got = session.run(None, feed)
+        same = all(np.array_equal(np.asarray(g).reshape(-1), np.asarray(w).reshape(-1).astype(np.asarray(g).dtype))
+                   for g, w in zip(got[:2], want[:2]))
+        notes[name] = "" if same else "top-5 differs from the built-in's"
+    calls = {name: (lambda s=s: s.run(None, feed)) for name, s in sessions.items()}
+    timings = time_interleaved(calls, config, rounds, adaptive=False, called=True)
+    base = timings["built-in"].median
+    return [{"path": name, "median": t.median, "spread": t.spread, "ratio": t.median / base, "note": notes[name]}
+            for name, t in timings.items()]
+
+
+def print_extra(creation: list[dict], in_model: list[dict], console) -> None:
+    """The two tables."""
+    from rich.table import Table
+
+    if creation:
+        table = Table(title="Session creation of a one-node TopK model (first: in a fresh process; later: median; "
+                            "ratio: later / plain ORT's later)", title_justify="left")
+        for name in ("path", "first", "later", "ratio"):
+            table.add_column(name, justify="left" if name == "path" else "right")
+        for row in creation:
+            if "error" in row:
+                table.add_row(row["path"], row["error"], "", "")
+                continue
+            table.add_row(row["path"], f"{row['first'] * 1e3:.2f} ms", f"{row['later'] * 1e3:.2f} ms",
+                          f"{row.get('later_ratio', 0):.1f}×")
+        console.print(table)
+    if in_model:
+        table = Table(title="PP-OCRv4 recogniser [1, 3, 48, 320] + TopK k=5 per step + ArgMax over the last step "
+                            "(ratio: / the same model with built-in TopK-11 and ArgMax)", title_justify="left")
+        for name in ("path", "median", "iqr", "ratio", "note"):
+            table.add_column(name, justify="left" if name in ("path", "note") else "right")
+        for row in in_model:
+            table.add_row(row["path"], f"{row['median'] * 1e3:.2f} ms", f"{row['spread']:.0%}",
+                          f"{row['ratio']:.2f}×", row["note"])
+        console.print(table)

@@ -1,0 +1,159 @@
+"""Every execution path judged: each case also runs as the guarded lowering and the standalone
+lowering (:func:`ortops.lower`), and each is compared with the reference, bit for bit.
+
+Two checks per case, oracles ``"lowered (guarded)"`` and ``"lowered (standalone)"``:
+
+* the reference answers: the path must give the same outputs (same dtype and shape; NaN where
+  NaN; the same sign of every zero). Otherwise *unexplained*.
+* the reference raises :class:`OpError`: the guarded path must raise ``OpError`` of the same
+  kind, and the standalone path must fail in ORT (never return outputs). Otherwise *unexplained*.
+* a node without an exact composition (e.g. uint64 TopK) is *skipped*, with the reason
+  :func:`ortops.lower` gives; so is a case whose inputs cannot be fed (bfloat16 cases are
+  cast inside their graph).
+
+The model is the case's one node with inputs as graph inputs, except the inputs the op's
+lowering needs constant (``CONSTANT_INPUTS`` of its lowering module, e.g. the scatter axis),
+which become initializers.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from .. import dtypes
+from ..errors import OpError
+from ..ops import by_name
+from .cases import Case, Check
+
+__all__ = ["ORACLES", "judge_paths"]
+
+#: The oracle names of the two checks.
+ORACLES = ("lowered (guarded)", "lowered (standalone)")
+
+
+def _model(case: Case) -> onnx.ModelProto:
+    from ..builder import IR_VERSION, register_schemas
+
+    op = by_name(case.op)
+    module = importlib.import_module(op.lowering)
+    constant = set(getattr(module, "CONSTANT_INPUTS", ()))
+    inputs, initializers = [], []
+    for role in op.inputs:
+        value = case.inputs[role]
+        if role in constant:
+            initializers.append(numpy_helper.from_array(value, role))
+        else:
+            inputs.append(helper.make_tensor_value_info(role, dtypes.numpy_to_onnx(value.dtype), list(value.shape)))
+    node = helper.make_node(op.op_type, list(op.inputs), list(op.outputs), domain=op.domain, name=f"{case.op}_case",
+                            **case.attrs)
+    outputs = [helper.make_tensor_value_info(name, 0, None) for name in op.outputs]
+    graph = helper.make_graph([node], "case", inputs, outputs, initializer=initializers)
+    register_schemas()
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(op.domain, 1)],
+                              ir_version=IR_VERSION)
+    inferred = onnx.shape_inference.infer_shapes(model)
+    del model.graph.output[:]
+    model.graph.output.extend(inferred.graph.output)
+    return model
+
+
+@functools.lru_cache(maxsize=256)
+def _sessions(serialized: bytes):
+    """(guarded session, standalone session or the reason there is none) for a model."""
+    import onnxruntime as ort
+
+    from ..lowering import lower
+    from ..session import InferenceSession
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    guarded = InferenceSession(serialized, options, path="lowered")
+    try:
+        standalone_model = lower(serialized, fallback="none").model
+    except ValueError as exc:
+        return guarded, str(exc)
+    quiet = ort.SessionOptions()
+    quiet.log_severity_level = 4
+    return guarded, ort.InferenceSession(standalone_model.SerializeToString(), quiet,
+                                         providers=["CPUExecutionProvider"])
+
+
+def _identical(got, want) -> str:
+    """Empty when ``got`` and ``want`` are identical (NaN where NaN, signs of zeros); else why not."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return f"dtype/shape {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
+    if want.dtype.kind == "f":
+        same = (np.isnan(got) & np.isnan(want)) | ((got == want) & (np.signbit(got) == np.signbit(want)))
+    else:
+        same = got == want
+    if same.all():
+        return ""
+    first = tuple(int(i) for i in np.argwhere(~same)[0])
+    return f"{int((~same).sum())} of {got.size} differ, first at {first}: {got[first]!r} vs {want[first]!r}"
+
+
+def _reference(case: Case):
+    """The reference's outputs (a tuple) or its OpError. float16 data goes as the op's
+    :class:`~ortops.ops.spec.Carrier` says: in the carrier type, the outputs cast back once."""
+    op = by_name(case.op)
+    inputs = [case.inputs[r] for r in op.inputs]
+    carried = op.carrier is not None and inputs[0].dtype == np.float16
+    if carried:
+        via = dtypes.from_name(op.carrier.via).numpy
+        inputs = [x.astype(via) if i in op.carrier.inputs else x for i, x in enumerate(inputs)]
+    try:
+        result = op.reference(*inputs, **case.attrs)
+    except OpError as exc:
+        return exc
+    result = result if isinstance(result, tuple) else (result,)
+    if carried:
+        result = tuple(out.astype(np.float16) if p == op.input_types[0] else out
+                       for out, p in zip(result, op.output_types))
+    return result
+
+
+def judge_paths(case: Case) -> list[Check]:
+    """The checks of both lowered paths on ``case`` (see the module's notes)."""
+    op = by_name(case.op)
+    if not op.lowering:
+        return []
+    if case.details.get("dtype") == "bfloat16" or set(case.inputs) != set(op.inputs):
+        return [Check(name, "skipped", "the case's inputs are not the op's own (cast inside its graph)")
+                for name in ORACLES]
+    want = _reference(case)
+    guarded, standalone = _sessions(_model(case).SerializeToString())
+    feed = {name: value for name, value in case.inputs.items()
+            if name in {i.name for i in guarded.get_inputs()}}
+    checks = [_judge(ORACLES[0], lambda: guarded.run(None, feed), want, guarded=True)]
+    if isinstance(standalone, str):
+        checks.append(Check(ORACLES[1], "skipped", "no exact standard-ONNX composition", detail=standalone))
+    else:
+        checks.append(_judge(ORACLES[1], lambda: standalone.run(None, feed), want, guarded=False))
+    return checks
+
+
+def _judge(oracle: str, run, want, *, guarded: bool) -> Check:
+    try:
+        got = run()
+    except OpError as exc:
+        if isinstance(want, OpError) and guarded and exc.kind == want.kind:
+            return Check(oracle, "agree")
+        return Check(oracle, "unexplained", "raised where the reference did not" if not isinstance(want, OpError)
+                     else "raised another error than the reference", detail=str(exc)[:300])
+    except Exception as exc:  # noqa: BLE001 - ORT's own error: right for the standalone path on bad input
+        if isinstance(want, OpError) and not guarded:
+            return Check(oracle, "agree", detail=str(exc).splitlines()[0][:300])
+        return Check(oracle, "unexplained", "ONNX Runtime failed", detail=str(exc).splitlines()[0][:300])
+    if isinstance(want, OpError):
+        return Check(oracle, "unexplained", "returned outputs where the reference raises", detail=str(want)[:300])
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        why = _identical(g, w)
+        if why:
+            return Check(oracle, "unexplained", "results differ from the reference", detail=f"output {i}: {why}")
+    return Check(oracle, "agree")

@@ -1,0 +1,527 @@
+"""Lowering: ortops nodes replaced by exact compositions of standard ONNX ops.
+
+:func:`lower` walks every graph of a model (subgraphs too) and hands each ortops node to its
+op's lowering module (``OpSpec.lowering``, e.g. ``ortops/ops/top_k/lowering.py``). This module
+knows no op: it builds the routing around what the op module composes.
+
+What an op's lowering module provides (``site`` is a :class:`Site`, ``b`` a :class:`Builder`):
+
+``prepare(site) -> int``
+    The default-domain opset the composition needs; raises :class:`NotLowerable` with the
+    reason when the node has no exact composition (a dtype without an ORT kernel, an input
+    that must be constant and is not, ...).
+``checks(b, site) -> list[(ok, reason)]``
+    Boolean scalars that are true exactly when the op would accept its input (k in range,
+    indices in range, ...). A failing check is an error: the PyOp raises ``OpError``
+    (guarded) or a node named after the reason fails in ORT (standalone).
+``hazards(b, site) -> list[ok]``
+    Cheap boolean scalars under which :func:`fast` is exact (e.g. no NaN); empty when it
+    always is. ``site.assume`` holds the runtime facts the caller vouches for (see below).
+``runtime_facts() -> set[str]`` (optional)
+    The facts about the ONNX Runtime of this process that the op's hazards may rely on,
+    probed at run time (e.g. ``"topk_nan_order"``: ORT's TopK already orders NaN as ortops
+    does, as ORT 1.32 does and 1.31 does not). :class:`ortops.InferenceSession` passes
+    them as ``assume``; a model written to a file assumes nothing.
+``fast(b, site) -> list[str]`` and ``exact(b, site) -> list[str]``
+    The outputs, composed of standard ops: ``fast`` is exact when every check and hazard
+    holds, ``exact`` whenever every check holds (standalone mode only; it may be slower).
+
+The routing, per node::
+
+    guarded    (fallback="pyop"): If(checks and hazards, fast, the original PyOp node)
+    standalone (fallback="none"): If(checks, If(hazards, fast, exact), fail(reason))
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple, Sequence
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from . import dtypes
+from .builder.schemas import register_schemas
+from .graph import check_node, graphs, load_model
+from .ops import DOMAINS, OPS
+from .ops.spec import OpSpec
+
+__all__ = ["lower", "runtime_facts", "value_types", "Lowered", "LoweringReport", "LoweredNode", "KeptNode", "NotLowerable", "Site", "Builder",
+           "FALLBACKS"]
+
+#: The values of ``lower(..., fallback=...)``.
+FALLBACKS = ("pyop", "none")
+#: The default-domain opset a lowered model is raised to when nothing else uses that domain.
+LOWERED_OPSET = 18
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+#: The ``doc_string`` of the PyOp fallback inside a guarded lowering's If.
+FALLBACK_MARK = "ortops.lower: the PyOp fallback of a guarded lowering"
+_MIN_IR_VERSION = 8  # opset 18
+
+
+class NotLowerable(Exception):
+    """The node has no exact standard-ONNX composition; the message says why."""
+
+
+@dataclass(frozen=True)
+class LoweredNode:
+    """One node replaced by its composition: its name, ``domain::op_type`` and mode
+    (``"guarded"``: the PyOp stays as the fallback; ``"standalone"``: no ortops node left)."""
+
+    name: str
+    op: str
+    mode: str
+
+
+@dataclass(frozen=True)
+class KeptNode:
+    """One ortops node left as a PyOp, and why it has no exact composition."""
+
+    name: str
+    op: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class LoweringReport:
+    """What :func:`lower` did: the nodes lowered and the nodes kept as PyOps (with reasons).
+
+    ``standalone`` is true when the model holds no ortops node any more.
+    """
+
+    fallback: str
+    opset: int | None
+    lowered: tuple[LoweredNode, ...] = ()
+    kept: tuple[KeptNode, ...] = ()
+
+    @property
+    def standalone(self) -> bool:
+        return not self.kept and self.fallback == "none"
+
+    def lines(self) -> list[str]:
+        """One line per node, for people."""
+        out = [f"lowered ({node.mode}): {node.op} node {node.name!r}" for node in self.lowered]
+        out += [f"kept as PyOp: {node.op} node {node.name!r}: {node.reason}" for node in self.kept]
+        return out or ["no ortops node in the model"]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+class Lowered(NamedTuple):
+    """The result of :func:`lower`: the lowered model and its :class:`LoweringReport`."""
+
+    model: onnx.ModelProto
+    report: LoweringReport
+
+
+@dataclass
+class Site:
+    """What an op's lowering sees of one node.
+
+    ``dtypes`` and ``ranks`` are the inferred NumPy dtype (None for bfloat16: see
+    ``elem_types``), rank and shape of each input (None where unknown; a dimension that is not
+    a number is None); ``out_types`` the ONNX element
+    type of each output; ``constants`` the value of each input that is a constant (else None).
+    """
+
+    node: onnx.NodeProto
+    op: OpSpec
+    attrs: dict
+    elem_types: list[int]
+    ranks: list[int | None]
+    shapes: list[tuple | None]
+    out_types: list[int]
+    out_ranks: list[int | None]
+    constants: list[np.ndarray | None]
+    opset: int = 0
+    assume: frozenset = frozenset()
+
+    @property
+    def dtypes(self) -> list[np.dtype | None]:
+        return [dtypes.from_onnx(t).numpy if t else None for t in self.elem_types]
+
+    @property
+    def name(self) -> str:
+        return self.node.name or self.node.output[0]
+
+
+@dataclass
+class Builder:
+    """Appends standard nodes to one graph (or If branch), naming them under ``prefix``."""
+
+    prefix: str
+    opset: int
+    nodes: list = field(default_factory=list)
+    counter: list = field(default_factory=lambda: [0])
+    memos: dict = field(default_factory=dict)
+    guarded: bool = True
+
+    def memo(self, key, make: Callable[[], str]) -> str:
+        """``make()`` once per ``key`` in this graph and the branches built after it (they see
+        its values)."""
+        if key not in self.memos:
+            self.memos[key] = make()
+        return self.memos[key]
+
+    def fresh(self, hint: str) -> str:
+        self.counter[0] += 1
+        return f"{self.prefix}/{hint}_{self.counter[0]}"
+
+    def add(self, op_type: str, inputs: Sequence[str], outputs: int = 1, *, name: str | None = None, **attrs):
+        """Add ``op_type(inputs)``; the name of its output (a list with ``outputs > 1``)."""
+        names = [self.fresh(op_type) for _ in range(outputs)]
+        self.nodes.append(helper.make_node(op_type, list(inputs), names, name=name or names[0], **attrs))
+        return names[0] if outputs == 1 else names
+
+    def const(self, value, dtype=None) -> str:
+        """A ``Constant`` holding ``value`` (NumPy array or scalar; ``dtype`` for Python numbers)."""
+        array = np.asarray(value, dtype=dtype)
+        return self.add("Constant", [], value=numpy_helper.from_array(array, self.fresh("value")))
+
+    def branch(self) -> "Builder":
+        return Builder(self.prefix, self.opset, [], self.counter, dict(self.memos), self.guarded)
+
+    def all_of(self, conditions: Sequence[str]) -> str:
+        """A boolean scalar: every one of ``conditions``."""
+        result = conditions[0]
+        for condition in conditions[1:]:
+            result = self.add("And", [result, condition])
+        return result
+
+    def reduce(self, op_type: str, x: str) -> str:
+        """``op_type`` (ReduceSum, ReduceMax, ...) over every axis, as a scalar (any opset)."""
+        return self.add(op_type, [x], keepdims=0)
+
+    def cast(self, x: str, to: int) -> str:
+        return self.add("Cast", [x], to=to)
+
+    def check(self, ok: str, value: str, label: str, elem: int, rank: int) -> str:
+        """``value`` (ONNX type ``elem``, rank ``rank``) once ``ok`` holds; otherwise ORT fails in
+        a node named ``label``."""
+        return self.if_(ok, lambda sub: [value], lambda sub: _failure(sub, [(ok, label)], [elem], [rank]), [elem],
+                        [rank])[0]
+
+    def if_(self, condition: str, then: Callable[["Builder"], list[str]], otherwise: Callable[["Builder"], list[str]],
+            out_types: Sequence[int], out_ranks: Sequence[int | None], name: str | None = None) -> list[str]:
+        """``If(condition)`` with branches built by ``then(b)`` and ``otherwise(b)``; the outputs
+        have the ONNX types ``out_types`` and ranks ``out_ranks`` (OpenVINO needs the ranks)."""
+        branches = []
+        for build in (then, otherwise):
+            sub = self.branch()
+            results = build(sub)
+            produced = {o for n in sub.nodes for o in n.output}
+            outputs = []
+            for value, elem, rank in zip(results, out_types, out_ranks, strict=True):
+                if value not in produced:  # a branch output must be produced inside the branch
+                    value = sub.add("Identity", [value])
+                outputs.append(helper.make_tensor_value_info(value, elem, None if rank is None else [None] * rank))
+            branches.append(helper.make_graph(sub.nodes, self.fresh("branch"), [], outputs))
+        outputs = self.add("If", [condition], len(out_types), name=name, then_branch=branches[0],
+                           else_branch=branches[1])
+        return outputs if len(out_types) > 1 else [outputs]
+
+
+def _module(op: OpSpec):
+    return importlib.import_module(op.lowering) if op.lowering else None
+
+
+def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool] | None = None,
+          assume: frozenset = frozenset()) -> Lowered:
+    """Replace every ortops node that has an exact standard-ONNX composition by it.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, bytes, str or os.PathLike
+        The model; it is not modified.
+    fallback : {"pyop", "none"}, default "pyop"
+        ``"pyop"`` (guarded): each lowered node becomes ``If(guard, composition, PyOp)``; the
+        cheap guard routes the inputs the composition cannot take exactly (NaN where it
+        matters, k out of range, indices out of range, ...) to the original node, so that
+        results stay exact and bad input raises :class:`OpError` naming the node (run the
+        model with :class:`ortops.InferenceSession`). ``"none"`` (standalone): no ortops node
+        is left; NaN and the other hard inputs are composed of standard ops too, and bad
+        input makes ORT fail in a node named after the node and the reason.
+    ops : callable, optional
+        ``ops(node) -> bool`` chooses the ortops nodes to lower (default: all). Only with
+        ``fallback="pyop"``.
+    assume : set of str, optional
+        Facts about the runtime the model will run on (:func:`runtime_facts`) that let a
+        composition skip a hazard check; only for a model run in this process.
+
+    Returns
+    -------
+    Lowered
+        ``(model, report)``: a new ``onnx.ModelProto`` and a :class:`LoweringReport` listing
+        the nodes lowered and those kept as PyOps, each with the reason.
+
+    Raises
+    ------
+    ValueError
+        For another ``fallback``; with ``fallback="none"``, when some node has no exact
+        composition (the message lists them and why).
+    OpError
+        For an invalid ortops node (as :func:`ortops.prepare_model`).
+
+    Notes
+    -----
+    A composition needs default-domain opset 11 to 18 (ScatterElements' reductions need 16
+    and 18). A model whose own nodes use the default domain keeps its opset, and a node
+    whose composition needs a newer one is kept as a PyOp; otherwise the import is raised
+    to 18. Compositions are inlined (not model-local functions: a function cannot import
+    another default opset than its model).
+    """
+    if fallback not in FALLBACKS:
+        raise ValueError(f"fallback={fallback!r} must be one of {FALLBACKS}")
+    if ops is not None and fallback != "pyop":
+        raise ValueError("ops= chooses nodes only with fallback='pyop'")
+    model = load_model(model)
+    register_schemas()
+    current = _default_opset(model)
+    others = _uses_default_domain(model)
+    target = current if others else max(current or 0, LOWERED_OPSET)
+    info = _TypeInfo(model)
+    taken = {name for g in graphs(model.graph) for n in g.node for name in (*n.output, n.name)}
+    lowered, kept = [], []
+    # Innermost graphs first: replacing a graph's nodes copies them, subgraphs included.
+    for graph in reversed(list(graphs(model.graph))):
+        nodes = []
+        for node in [_copy(n) for n in graph.node]:
+            checked = check_node(node)
+            if checked is not None and node.doc_string == FALLBACK_MARK:
+                nodes.append(node)  # the PyOp fallback of an earlier guarded lowering
+                continue
+            if checked is None or (ops is not None and not ops(node)):
+                if checked is not None:
+                    kept.append(KeptNode(node.name, checked[0].qualified_name, "not chosen"))
+                nodes.append(node)
+                continue
+            op, attrs = checked
+            try:
+                replacement = _lower_node(node, op, attrs, info, target, fallback, _prefix(node, taken), assume)
+            except NotLowerable as exc:
+                kept.append(KeptNode(node.name, op.qualified_name, str(exc)))
+                nodes.append(node)
+                continue
+            nodes.extend(replacement)
+            lowered.append(LoweredNode(node.name, op.qualified_name, "guarded" if fallback == "pyop" else "standalone"))
+        del graph.node[:]
+        graph.node.extend(nodes)
+    if fallback == "none" and kept:
+        listed = "; ".join(f"{k.op} node {k.name!r}: {k.reason}" for k in kept)
+        raise ValueError(f"the model cannot be made standalone: {len(kept)} node(s) have no exact standard-ONNX "
+                         f"composition: {listed}")
+    if lowered:
+        _set_opset(model, target)
+        if not any(n.domain in DOMAINS for g in graphs(model.graph) for n in g.node):
+            keep = [o for o in model.opset_import if o.domain not in DOMAINS]
+            del model.opset_import[:]
+            model.opset_import.extend(keep)
+    return Lowered(model, LoweringReport(fallback, target if lowered else current, tuple(lowered), tuple(kept)))
+
+
+def _lower_node(node, op: OpSpec, attrs: dict, info: "_TypeInfo", opset: int | None, fallback: str,
+                prefix: str, assume: frozenset = frozenset()) -> list:
+    module = _module(op)
+    if module is None:
+        raise NotLowerable("the op has no lowering")
+    site = Site(node, op, attrs, [info.elem_type(n) for n in node.input], [info.rank(n) for n in node.input],
+                [info.shape(n) for n in node.input],
+                [info.elem_type(n) for n in node.output], [info.rank(n) for n in node.output],
+                [info.constant(n) for n in node.input])
+    if any(t == 0 for t in site.elem_types) or any(t == 0 for t in site.out_types):
+        raise NotLowerable("the element types of its inputs or outputs cannot be inferred")
+    if any(r is None for r in site.ranks):
+        raise NotLowerable("the rank of an input cannot be inferred")
+    needed = module.prepare(site)
+    if opset is None or opset < needed:
+        raise NotLowerable(f"the composition needs default-domain opset >= {needed}; the model imports {opset} "
+                           "and has nodes of its own in that domain")
+    site.opset, site.assume = opset, frozenset(assume)
+    b = Builder(prefix, opset, guarded=fallback == "pyop")
+    checks = module.checks(b, site)
+    hazards = module.hazards(b, site)
+    out_types = site.out_types
+    conditions = [ok for ok, _ in checks] + ([] if fallback == "none" else list(hazards))
+    if fallback == "pyop":
+        def pyop(sub: Builder) -> list[str]:
+            outputs = [sub.fresh("pyop_out") for _ in node.output]
+            fallback_node = _copy(node)
+            del fallback_node.output[:]
+            fallback_node.output.extend(outputs)
+            fallback_node.doc_string = FALLBACK_MARK  # lowering the model again leaves it alone
+            sub.nodes.append(fallback_node)
+            # An Identity between a PyOp and a branch output: a pre-allocated output of another
+            # shape would abort the process inside the bridge, behind it ORT fails cleanly.
+            return [sub.add("Identity", [o]) for o in outputs]
+
+        def composed(sub: Builder) -> list[str]:
+            return module.fast(sub, site)
+
+        results = b.if_(b.all_of(conditions), composed, pyop, out_types, site.out_ranks, name=node.name or None) \
+            if conditions else composed(b)
+    else:
+        # No If around the checks (each If's subgraphs cost session creation): the data input
+        # goes through a Reshape to its own shape plus the checks' sum, 0 unless one fails.
+        label = f"{op.op_type} node {node.name!r} rejects its input: "
+        gated = site
+        if checks:
+            gated = copy.copy(site)
+            gated.node = _copy(node)
+            gated.node.input[0] = _gate(b, node.input[0], [(ok, label + reason) for ok, reason in checks])
+        if hazards:
+            results = b.if_(b.all_of(list(hazards)), lambda s: module.fast(s, gated), lambda s: module.exact(s, gated),
+                            out_types, site.out_ranks, name=node.name or None)
+        else:
+            results = module.fast(b, gated)
+    # The outputs take the node's output names.
+    _rename(b.nodes, dict(zip(results, node.output)))
+    return b.nodes
+
+
+_FACTS: frozenset | None = None
+
+
+def runtime_facts() -> frozenset:
+    """The runtime facts every op's lowering module probes in this process (cached)."""
+    global _FACTS
+    if _FACTS is None:
+        facts: set[str] = set()
+        for op in OPS:
+            module = _module(op)
+            if module is not None and hasattr(module, "runtime_facts"):
+                facts |= set(module.runtime_facts())
+        _FACTS = frozenset(facts)
+    return _FACTS
+
+
+def _rename(nodes, renames: dict[str, str]) -> None:
+    """Rename values in ``nodes`` and the subgraphs they hold (outer-scope references too)."""
+    for n in nodes:
+        for field_ in (n.input, n.output):
+            for i, name in enumerate(field_):
+                if name in renames:
+                    field_[i] = renames[name]
+        for attr in n.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                _rename(attr.g.node, renames)
+                for out in attr.g.output:
+                    if out.name in renames:
+                        out.name = renames[out.name]
+
+
+def _copy(node: onnx.NodeProto) -> onnx.NodeProto:
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    return copy
+
+
+def _gate(b: Builder, value: str, checks) -> str:
+    """``value`` once every ``(ok, label)`` holds: Gathers that fail unless ``ok``, named
+    ``label`` (ORT's message quotes the failing node's name), summed into the shape of a
+    Reshape of ``value`` to its own shape (no copy)."""
+    one = b.const(np.zeros(1, np.int64))
+    failures = [b.add("Gather", [one, b.cast(b.add("Not", [ok]), TensorProto.INT64)], name=label)
+                for ok, label in checks]
+    total = failures[0]
+    for failure in failures[1:]:
+        total = b.add("Add", [total, failure])
+    return b.add("Reshape", [value, b.add("Add", [b.add("Shape", [value]), total])])
+
+
+def _failure(b: Builder, checks, out_types: Sequence[int], out_ranks: Sequence[int | None]) -> list[str]:
+    """An error branch: for every ``(ok, label)``, a Gather that fails unless ``ok``, named
+    ``label`` (ORT's message quotes the failing node's name). Its outputs are never returned."""
+    one = b.const(np.zeros(1, np.int64))
+    failures = [b.add("Gather", [one, b.cast(b.add("Not", [ok]), TensorProto.INT64)], name=label)
+                for ok, label in checks]
+    total = failures[0]
+    for failure in failures[1:]:
+        total = b.add("Add", [total, failure])
+    # Outputs of the right type and rank (never returned: one of the Gathers fails).
+    return [b.add("Reshape", [b.cast(total, t), b.const(np.ones(r or 0, np.int64))]) for t, r in zip(out_types, out_ranks)]
+
+
+def _prefix(node: onnx.NodeProto, taken: set[str]) -> str:
+    """A prefix for the node's new values that no name in the model starts with."""
+    base, n = f"{node.name or node.output[0]}/lowered", 1
+    prefix = base
+    while any(name.startswith(prefix + "/") for name in taken):
+        n += 1
+        prefix = f"{base}{n}"
+    taken.add(prefix + "/")
+    return prefix
+
+
+def _default_opset(model: onnx.ModelProto) -> int | None:
+    versions = [o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS]
+    return max(versions) if versions else None
+
+
+def _uses_default_domain(model: onnx.ModelProto) -> bool:
+    if any(f.domain in _DEFAULT_DOMAINS or any(n.domain in _DEFAULT_DOMAINS for n in f.node) for f in model.functions):
+        return True
+    return any(n.domain in _DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
+
+
+def _set_opset(model: onnx.ModelProto, version: int) -> None:
+    keep = [o for o in model.opset_import if o.domain not in _DEFAULT_DOMAINS]
+    del model.opset_import[:]
+    model.opset_import.extend([helper.make_opsetid("", version), *keep])
+    model.ir_version = max(model.ir_version, _MIN_IR_VERSION)
+
+
+def value_types(model: onnx.ModelProto) -> dict[str, int]:
+    """The inferred ONNX element type of every value of ``model``, subgraphs included."""
+    info = _TypeInfo(model)
+    return {name: elem for name, (elem, _) in info._types.items()}
+
+
+class _TypeInfo:
+    """Element types, ranks and constant values of every value of a model, subgraphs too."""
+
+    def __init__(self, model: onnx.ModelProto):
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model)
+        except Exception:  # noqa: BLE001 - fall back to what the model declares
+            inferred = model
+        self._types: dict[str, tuple[int, int | None]] = {}
+        self._shapes: dict[str, tuple] = {}
+        self._constants: dict[str, onnx.TensorProto] = {}  # converted on demand: weights can be GiB
+        for graph in graphs(inferred.graph):
+            for init in graph.initializer:
+                self._types[init.name] = (init.data_type, len(init.dims))
+                self._shapes[init.name] = tuple(init.dims)
+                self._constants[init.name] = init
+            for info in (*graph.input, *graph.value_info, *graph.output):
+                if info.type.HasField("tensor_type"):
+                    t = info.type.tensor_type
+                    rank = len(t.shape.dim) if t.HasField("shape") else None
+                    self._types.setdefault(info.name, (t.elem_type, rank))
+                    if rank is not None:
+                        self._shapes.setdefault(info.name, tuple(d.dim_value if d.HasField("dim_value") else None
+                                                                 for d in t.shape.dim))
+            for node in graph.node:
+                if node.op_type == "Constant" and node.domain in _DEFAULT_DOMAINS and node.attribute \
+                        and node.attribute[0].name == "value":
+                    self._constants[node.output[0]] = node.attribute[0].t
+
+    def elem_type(self, name: str) -> int:
+        return self._types.get(name, (0, None))[0]
+
+    def rank(self, name: str) -> int | None:
+        return self._types.get(name, (0, None))[1]
+
+    def shape(self, name: str) -> tuple | None:
+        return self._shapes.get(name)
+
+    def constant(self, name: str) -> np.ndarray | None:
+        """The value of a constant (an initializer or a Constant node's), or None when ``name``
+        is not one or its data is not in the model (external data left in its file)."""
+        tensor = self._constants.get(name)
+        if tensor is None or tensor.data_location == onnx.TensorProto.EXTERNAL:
+            return None
+        return numpy_helper.to_array(tensor)

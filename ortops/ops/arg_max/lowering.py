@@ -1,0 +1,82 @@
+"""ncnn ArgMax (``ortops.ncnn::ArgMax``) as standard ONNX ops (see :mod:`ortops.lowering`).
+
+ncnn orders by value descending and, of equal values, the higher flat index first. ONNX TopK
+(stable, the lower index first) gives that order on the reversed flattened data: a position
+j there is the flat index n-1-j. NaN (above +inf, all equal) is the hazard, composed exactly
+like TopK's (:func:`ortops.ops.top_k.lowering.select`). Checks: topk <= the element count;
+the selected flat indices must fit float32 exactly (<= 2**24): guarded mode sends tensors of
+more than 2**24 + 1 elements to the PyOp, standalone mode checks the selected indices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto
+
+from ...checks import FLOAT32_EXACT_INT_MAX
+from ...lowering import NotLowerable
+from ..top_k.lowering import NAN_ORDER, no_nan, select
+
+__all__ = ["prepare", "checks", "hazards", "fast", "exact"]
+
+
+def prepare(site) -> int:
+    shape = site.shapes[0]
+    if shape is not None and None not in shape and int(np.prod(shape)) < site.attrs["topk"]:
+        # ONNX shape inference would refuse the composition when the session is created.
+        raise NotLowerable(f"topk={site.attrs['topk']} exceeds the {int(np.prod(shape))} elements of the static "
+                           f"shape {tuple(shape)} (the PyOp raises)")
+    return 11
+
+
+def _flat(b, site) -> str:
+    data = site.node.input[0]
+    return b.memo(("flat", data), lambda: b.add("Reshape", [data, b.const(np.array([-1], np.int64))]))
+
+
+def _size(b, site) -> str:
+    data = site.node.input[0]
+    return b.memo(("size", data), lambda: b.add("Size", [data]))
+
+
+def checks(b, site) -> list[tuple[str, str]]:
+    size = _size(b, site)
+    enough = b.add("Not", [b.add("Less", [size, b.const(np.int64(site.attrs["topk"]))])])
+    result = [(enough, f"topk={site.attrs['topk']} must be at most the number of elements")]
+    if b.guarded:
+        exact = b.add("Not", [b.add("Greater", [size, b.const(np.int64(FLOAT32_EXACT_INT_MAX + 1))])])
+        result.append((exact, "more elements than float32 indices hold exactly"))
+    return result
+
+
+def hazards(b, site) -> list[str]:
+    if NAN_ORDER in site.assume:
+        return []
+    return [no_nan(b, site.node.input[0])]
+
+
+def fast(b, site) -> list[str]:
+    return _compose(b, site, nan=False)
+
+
+def exact(b, site) -> list[str]:
+    return _compose(b, site, nan=True)
+
+
+def _compose(b, site, nan: bool) -> list[str]:
+    topk = site.attrs["topk"]
+    flat = _flat(b, site)
+    backwards = b.add("Slice", [flat, *(b.const(np.array([v], np.int64)) for v in (-1, -(2 ** 63), 0, -1))])
+    values, positions = select(b, backwards, b.const(np.array([topk], np.int64)), 0, 1, nan)
+    last = b.add("Sub", [_size(b, site), b.const(np.int64(1))])
+    indices = b.add("Sub", [last, positions])
+    if not b.guarded:
+        indices = b.check(b.add("Not", [b.add("Greater", [b.reduce("ReduceMax", indices),
+                                                           b.const(np.int64(FLOAT32_EXACT_INT_MAX))])]),
+                          indices, f"ArgMax node {site.node.name!r} rejects its input: a selected flat index is above "
+                                   "2**24, which float32 cannot hold exactly", TensorProto.INT64, 1)
+    row = np.array([1, topk], np.int64)
+    indices = b.add("Reshape", [b.cast(indices, TensorProto.FLOAT), b.const(row)])
+    if not site.attrs["out_max_val"]:
+        return [indices]
+    return [b.add("Concat", [b.add("Reshape", [values, b.const(row)]), indices], axis=0)]

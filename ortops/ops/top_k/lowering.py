@@ -1,0 +1,187 @@
+"""OpenVINO TopK-11 (``ortops.openvino::TopK``) as standard ONNX ops (see :mod:`ortops.lowering`).
+
+ONNX TopK-11 with ``sorted=1`` is a stable sort: of equal values (-0.0 and +0.0 included) the
+lower index comes first, for ``largest`` 1 and 0. That is ortops' order, so the fast
+composition is ONNX TopK on the data (integers of a type ORT's TopK lacks are widened first,
+float16/bfloat16 go through float32: both exact), then for ``sort="index"`` a second TopK
+that sorts the selected indices ascending, and a GatherElements of the values.
+
+* NaN: ortops ranks NaN above +inf, all NaNs equal; ORT's order of NaN is undefined (it
+  changed between releases). The hazard is ``IsNaN(ReduceSum(data))`` (cheap; +inf and -inf
+  together also trip it, which only costs the slower path). The exact path sorts twice,
+  both stable: the whole slice by value with NaN replaced by 0, then that order by "is NaN"
+  (first for mode max, last for mode min), keeping k.
+* k: ONNX TopK accepts k=0 (empty outputs) and ORT's own error for k > dim; both are checks.
+* uint64 has no ORT TopK kernel and no wider exact type: not lowered.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto
+
+from ...checks import INT32_MAX
+from ...lowering import NotLowerable
+
+__all__ = ["prepare", "checks", "hazards", "fast", "exact", "select", "WIDENED"]
+
+#: Integer types without an ORT TopK kernel, and the type their keys are widened to (exact).
+WIDENED = {TensorProto.UINT16: TensorProto.INT32, TensorProto.UINT32: TensorProto.INT64,
+           TensorProto.FLOAT16: TensorProto.FLOAT, TensorProto.BFLOAT16: TensorProto.FLOAT}
+_FLOATS = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16)
+
+
+def prepare(site) -> int:
+    elem = site.elem_types[0]
+    if elem == TensorProto.UINT64:
+        raise NotLowerable("uint64 data: ORT has no uint64 TopK kernel, and no wider integer type holds every "
+                           "uint64 value")
+    rank = site.ranks[0]
+    if not -rank <= site.attrs["axis"] < rank:
+        raise NotLowerable(f"axis={site.attrs['axis']} is outside [-{rank}, {rank - 1}] (the PyOp raises)")
+    k, shape = site.constants[1], site.shapes[0]
+    if k is not None and shape is not None and shape[site.attrs["axis"] % rank] is not None and _static_k(site) is None:
+        # ONNX shape inference would refuse the composition when the session is created.
+        raise NotLowerable(f"the constant k={k.tolist()} does not fit the static axis length "
+                           f"{shape[site.attrs['axis'] % rank]} (the PyOp raises)")
+    return 13 if elem == TensorProto.BFLOAT16 else 11
+
+
+def _axis(site) -> int:
+    return site.attrs["axis"] % site.ranks[0]
+
+
+def _static_k(site) -> int | None:
+    """k when it is a constant that passes every check against a static dimension."""
+    k, shape = site.constants[1], site.shapes[0]
+    if k is None or k.size != 1 or shape is None or shape[_axis(site)] is None:
+        return None
+    value, dim = int(k.reshape(-1)[0]), shape[_axis(site)]
+    if not 1 <= value <= dim or (site.attrs["index_element_type"] == "i32" and dim - 1 > INT32_MAX):
+        return None
+    return value
+
+
+def checks(b, site) -> list[tuple[str, str]]:
+    if _static_k(site) is not None:
+        return []
+    data, k = site.node.input
+    k64 = b.cast(k, TensorProto.INT64)
+    value = b.reduce("ReduceSum", k64)
+    dim = b.add("Gather", [b.add("Shape", [data]), b.const(np.int64(_axis(site)))])
+    one = b.const(np.int64(1))
+    in_range = b.all_of([
+        b.add("Equal", [b.add("Size", [k]), one]),
+        b.add("Not", [b.add("Less", [value, one])]),
+        b.add("Not", [b.add("Greater", [value, dim])]),
+    ])
+    result = [(in_range, "k must be a single integer in [1, data.shape[axis]] (ONNX TopK would give empty "
+                         "outputs for k=0)")]
+    if site.attrs["index_element_type"] == "i32":
+        fits = b.add("Not", [b.add("Greater", [dim, b.const(np.int64(INT32_MAX + 1))])])
+        result.append((fits, "the axis is too long for int32 indices (index_element_type='i32')"))
+    return result
+
+
+#: The runtime fact that makes the NaN hazard unnecessary (see :func:`runtime_facts`).
+NAN_ORDER = "topk_nan_order"
+
+
+def runtime_facts() -> set[str]:
+    """``{"topk_nan_order"}`` when this process's ORT TopK-11 orders NaN as ortops does (NaN
+    above +inf, the lower index first among NaNs, for largest 1 and 0, float and double, on
+    the heap and the sort paths); ORT 1.32 does, 1.31 does not. Probed on a few NaN-heavy
+    inputs against :func:`ortops.reference.top_k`."""
+    import onnxruntime as ort
+
+    from .builder import onnx_top_k_model
+    from .reference import top_k
+
+    rng = np.random.default_rng(0)
+    for elem, dtype in ((TensorProto.FLOAT, np.float32), (TensorProto.DOUBLE, np.float64)):
+        for largest in (1, 0):
+            model = onnx_top_k_model(11, elem, 2, axis=1, largest=largest, sorted=1)
+            session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            for n, k in ((7, 4), (64, 3), (300, 250), (2000, 40)):
+                x = rng.choice(np.array([np.nan, -np.nan, 1, -np.inf, np.inf, 0.0, -0.0, 2], dtype), size=(3, n))
+                _, indices = session.run(None, {"X": x, "K": np.array([k])})
+                want = top_k(x, k, axis=1, mode="max" if largest else "min", sort="value")
+                if not np.array_equal(indices, want.indices):
+                    return set()
+    return {NAN_ORDER}
+
+
+def hazards(b, site) -> list[str]:
+    if site.elem_types[0] not in _FLOATS or NAN_ORDER in site.assume:
+        return []
+    return [no_nan(b, _key(b, site))]
+
+
+def no_nan(b, x: str) -> str:
+    """True unless ``x`` may hold NaN (its sum is not NaN)."""
+    return b.add("Not", [b.add("IsNaN", [b.reduce("ReduceSum", x)])])
+
+
+_KEYS: dict[int, str] = {}
+
+
+def _key(b, site) -> str:
+    """The data in a type ORT's TopK sorts exactly like ortops (one Cast per builder)."""
+    data = site.node.input[0]
+    widened = WIDENED.get(site.elem_types[0])
+    if widened is None:
+        return data
+    return b.memo(("cast", data, widened), lambda: b.cast(data, widened))
+
+
+def _k(b, site) -> str:
+    static = _static_k(site)
+    if static is not None:
+        return b.const(np.array([static], np.int64))
+    return b.add("Reshape", [b.cast(site.node.input[1], TensorProto.INT64), b.const(np.array([1], np.int64))])
+
+
+def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.float32) -> tuple[str, str]:
+    """(values, int64 indices) of the first k of a stable sort of ``key`` along ``axis``
+    (descending for ``largest``), ortops' order; ``nan``: ``key`` may hold NaN, which ranks
+    above +inf (all NaNs equal); ``dtype`` is the NumPy dtype of ``key``."""
+    if not nan:
+        values, indices = b.add("TopK", [key, k], 2, axis=axis, largest=largest, sorted=1)
+        return values, indices
+    is_nan = b.add("IsNaN", [key])
+    # Where(c, X, Y) turns a -0.0 taken from X into +0.0: the data goes in Y (the ties ignore signs anyway).
+    finite = b.add("Where", [is_nan, b.const(np.zeros((), dtype)), key])
+    dim = b.add("Reshape", [b.add("Gather", [b.add("Shape", [key]), b.const(np.int64(axis))]),
+                            b.const(np.array([1], np.int64))])
+    _, by_value = b.add("TopK", [finite, dim], 2, axis=axis, largest=largest, sorted=1)
+    flags = b.add("GatherElements", [b.cast(is_nan, TensorProto.INT32), by_value], axis=axis)
+    # Stable again, by "is NaN": NaNs first for largest, last for smallest.
+    _, order = b.add("TopK", [flags, k], 2, axis=axis, largest=largest, sorted=1)
+    indices = b.add("GatherElements", [by_value, order], axis=axis)
+    return b.add("GatherElements", [key, indices], axis=axis), indices
+
+
+def fast(b, site) -> list[str]:
+    return _compose(b, site, nan=False)
+
+
+def exact(b, site) -> list[str]:
+    return _compose(b, site, nan=True)
+
+
+def _compose(b, site, nan: bool) -> list[str]:
+    data = site.node.input[0]
+    axis, attrs = _axis(site), site.attrs
+    key = _key(b, site)
+    widened = key != data
+    dtype = np.float64 if site.elem_types[0] == TensorProto.DOUBLE else np.float32
+    k = _k(b, site)
+    values, indices = select(b, key, k, axis, int(attrs["mode"] == "max"), nan, dtype)
+    if attrs["sort"] == "index":
+        indices, _ = b.add("TopK", [indices, k], 2, axis=axis, largest=0, sorted=1)
+        values = b.add("GatherElements", [data, indices], axis=axis)
+    elif widened:
+        values = b.cast(values, site.elem_types[0])  # exact: the values came from this type
+    if attrs["index_element_type"] == "i32":
+        indices = b.cast(indices, TensorProto.INT32)
+    return [values, indices]

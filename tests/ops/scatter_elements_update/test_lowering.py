@@ -1,0 +1,141 @@
+"""ScatterElementsUpdate lowered to standard ONNX (guarded and standalone) against
+ortops.reference, bit for bit (signed zeros, NaN), duplicate indices included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+import onnx.numpy_helper
+from onnx import TensorProto
+
+import ortops
+from ortops import builder, dtypes, reference
+
+from conftest import assert_identical
+from lowering_cases import MODES, session
+from strategies import values
+
+REDUCTIONS = ("none", "sum", "prod", "min", "max", "mean")
+DATA_DTYPES = (np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+               np.uint32, np.uint64, np.bool_)
+INDEX_DTYPES = (np.int64, np.int32, np.int8, np.uint8, np.int16, np.uint32)
+
+
+def lowerable(dtype, reduction) -> bool:
+    dtype = np.dtype(dtype)
+    if reduction == "mean":
+        return dtype.kind == "f" and dtype != np.float16 or dtype.kind in "iu" and dtype.itemsize <= 4
+    return not (dtype == np.float16 and reduction in ("sum", "prod"))
+
+
+@st.composite
+def scatter_cases(draw):
+    reduction = draw(st.sampled_from(REDUCTIONS))
+    dtype = np.dtype(draw(st.sampled_from([d for d in DATA_DTYPES if lowerable(d, reduction)])))
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    rank = len(shape)
+    axis = draw(st.integers(-rank, rank - 1))
+    dim = shape[axis]
+    index_shape = tuple(draw(st.integers(1, dim + 3)) if d == axis % rank else draw(st.integers(1, side))
+                        for d, side in enumerate(shape))
+    index_dtype = np.dtype(draw(st.sampled_from(INDEX_DTYPES)))
+    low = 0 if index_dtype.kind == "u" else -dim
+    indices = draw(hnp.arrays(index_dtype, index_shape, elements=st.integers(low, dim - 1)))
+    elements = st.booleans() if dtype == np.bool_ else values(dtype)
+    data = draw(hnp.arrays(dtype, shape, elements=elements))
+    updates = draw(hnp.arrays(dtype, index_shape, elements=elements))
+    return data, indices, updates, axis, dict(reduction=reduction, use_init_val=draw(st.integers(0, 1)))
+
+
+def _session(data, indices, axis, attrs, mode):
+    elem = dtypes.from_numpy(data.dtype).onnx
+    index_elem = dtypes.from_numpy(indices.dtype).onnx
+    key = ("scatter", data.dtype.str, data.ndim, indices.dtype.str, axis, tuple(sorted(attrs.items())))
+
+    def make():
+        model = builder.scatter_elements_update_model(elem, data.ndim, indices_type=index_elem, **attrs)
+        # The axis must be a constant to lower: make the input an initializer.
+        from onnx import numpy_helper
+
+        model.graph.initializer.append(numpy_helper.from_array(np.array([axis], np.int64), "axis"))
+        inputs = [i for i in model.graph.input if i.name != "axis"]
+        del model.graph.input[:]
+        model.graph.input.extend(inputs)
+        return model
+
+    return session(key, make, mode)
+
+
+def _reference(data, indices, updates, axis, attrs):
+    if data.dtype == np.float16:  # ortops carries float16 as float64 and rounds once
+        out = reference.scatter_elements_update(data.astype(np.float64), indices, updates.astype(np.float64), axis,
+                                                **attrs)
+        return out.astype(np.float16)
+    return reference.scatter_elements_update(data, indices, updates, axis, **attrs)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@settings(max_examples=300, deadline=None)
+@given(case=scatter_cases())
+def test_lowered_scatter_matches_reference(mode, case):
+    data, indices, updates, axis, attrs = case
+    want = _reference(data, indices, updates, axis, attrs)
+    got = _session(data, indices, axis, attrs, mode).run(None, {"data": data, "indices": indices, "updates": updates})
+    assert_identical(got[0], want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("reduction", ["min", "max"])
+@pytest.mark.parametrize("use_init_val", [0, 1])
+def test_min_max_signed_zeros_and_nan(mode, reduction, use_init_val):
+    attrs = dict(reduction=reduction, use_init_val=use_init_val)
+    cases = [
+        ([0.0, -0.0, 5.0, np.nan], [0, 0, 1, 1, 2, 3], [-0.0, 0.0, 0.0, -0.0, np.nan, 1.0]),
+        ([-0.0, 0.0, -1.0, 1.0], [1, 0, 1, 0, 2, 3], [-0.0, 0.0, -0.0, 0.0, 0.0, -0.0]),
+    ]
+    for data, indices, updates in cases:
+        data = np.array(data, np.float32)
+        indices, updates = np.array(indices, np.int64), np.array(updates, np.float32)
+        want = reference.scatter_elements_update(data, indices, updates, 0, **attrs)
+        got = _session(data, indices, 0, attrs, mode).run(None, {"data": data, "indices": indices,
+                                                                   "updates": updates})
+        assert_identical(got[0], want)
+
+
+def test_bad_index_guarded_raises_op_error_and_standalone_names_the_reason():
+    data, indices, updates = np.zeros(4, np.float32), np.array([4], np.int64), np.ones(1, np.float32)
+    feed = {"data": data, "indices": indices, "updates": updates}
+    with pytest.raises(ortops.OpError) as info:
+        _session(data, indices, 0, dict(reduction="sum", use_init_val=1), "pyop").run(None, feed)
+    assert info.value.kind == "index_range" and info.value.node_name == "scatter_elements_update"
+    with pytest.raises(Exception, match="rejects its input: every index must be in"):
+        _session(data, indices, 0, dict(reduction="sum", use_init_val=1), "none").run(None, feed)
+
+
+@pytest.mark.parametrize("dtype, reduction, why", [
+    (TensorProto.INT64, "mean", "overflow"), (TensorProto.UINT64, "mean", "overflow"),
+    (TensorProto.FLOAT16, "sum", "two roundings"), (TensorProto.BFLOAT16, "mean", "two roundings"),
+])
+def test_kept_with_reason(dtype, reduction, why):
+    model = builder.scatter_elements_update_model(dtype, 2, reduction=reduction)
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([0], np.int64), "axis"))
+    _, report = ortops.lower(model)
+    assert not report.lowered and why in report.kept[0].reason
+    with pytest.raises(ValueError, match="scatter_elements_update"):
+        ortops.lower(model, fallback="none")
+
+
+def test_axis_that_is_not_constant_is_kept():
+    model = builder.scatter_elements_update_model(TensorProto.FLOAT, 2)
+    _, report = ortops.lower(model)
+    assert "constant" in report.kept[0].reason
+
+
+def test_uint64_indices_are_kept():
+    model = builder.scatter_elements_update_model(TensorProto.FLOAT, 1, indices_type=TensorProto.UINT64)
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([0], np.int64), "axis"))
+    _, report = ortops.lower(model)
+    assert "uint64 indices" in report.kept[0].reason

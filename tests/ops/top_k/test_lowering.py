@@ -1,0 +1,85 @@
+"""TopK lowered to standard ONNX (guarded and standalone) against ortops.reference, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto
+
+import ortops
+from ortops import builder, dtypes, reference
+
+from conftest import assert_identical
+from lowering_cases import MODES, session
+from strategies import top_k_attributes, top_k_inputs
+
+LOWERED_DTYPES = (np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                  np.uint32)
+
+
+def _session(dtype, rank, attrs, mode, k_type=np.int64):
+    elem = dtypes.from_numpy(np.dtype(dtype)).onnx
+    k_elem = dtypes.from_numpy(np.dtype(k_type)).onnx
+    key = ("top_k", np.dtype(dtype).str, rank, tuple(sorted(attrs.items())), np.dtype(k_type).str)
+    return session(key, lambda: builder.top_k_model(elem, rank, k_type=k_elem, **attrs), mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@settings(max_examples=150, deadline=None)
+@given(case=top_k_inputs(dtypes=LOWERED_DTYPES, max_dims=4), attrs=top_k_attributes(),
+       k_type=st.sampled_from([np.int64, np.int32, np.uint8]))
+def test_lowered_top_k_matches_reference(mode, case, attrs, k_type):
+    data, k, axis = case
+    attrs = dict(attrs, axis=axis)
+    want = reference.top_k(data.astype(np.float32) if data.dtype == np.float16 else data, k, **attrs)
+    got = _session(data.dtype, data.ndim, attrs, mode, k_type).run(None, {"data": data, "k": np.array([k], k_type)})
+    want_values = want.values.astype(data.dtype) if data.dtype == np.float16 else want.values
+    assert_identical(got[0], want_values)
+    assert_identical(got[1], want.indices)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode_attr", ["max", "min"])
+def test_nan_ties_and_signed_zeros(mode, mode_attr):
+    data = np.array([[1, np.nan, 0.0, -0.0, 3, -np.nan, -np.inf, np.inf, 0.0, 3]], np.float32)
+    for sort in ("value", "index"):
+        attrs = dict(axis=1, mode=mode_attr, sort=sort)
+        for k in range(1, data.shape[1] + 1):
+            got = _session(np.float32, 2, attrs, mode).run(None, {"data": data, "k": np.array([k])})
+            want = reference.top_k(data, k, **attrs)
+            assert_identical(got[0], want.values)
+            assert_identical(got[1], want.indices)
+
+
+@pytest.mark.parametrize("k", [0, -1, 5])
+def test_bad_k_guarded_raises_op_error_naming_the_node(k):
+    sess = _session(np.float32, 2, dict(axis=1, mode="max", sort="value"), "pyop")
+    with pytest.raises(ortops.OpError) as info:
+        sess.run(None, {"data": np.ones((2, 4), np.float32), "k": np.array([k])})
+    assert info.value.node_name == "top_k" and info.value.kind == "k_range"
+
+
+@pytest.mark.parametrize("k", [0, -1, 5])
+def test_bad_k_standalone_fails_in_ort_naming_node_and_reason(k):
+    sess = _session(np.float32, 2, dict(axis=1, mode="max", sort="value"), "none")
+    with pytest.raises(Exception) as info:  # ORT's own error type
+        sess.run(None, {"data": np.ones((2, 4), np.float32), "k": np.array([k])})
+    assert "TopK node 'top_k' rejects its input: k must be" in str(info.value)
+
+
+def test_k_of_two_elements_is_refused_in_both_modes():
+    for mode in MODES:
+        sess = session(("top_k_k2", mode), lambda: builder.top_k_model(TensorProto.FLOAT, 1, axis=0, mode="max",
+                                                                       sort="value", k_shape=(2,)), mode)
+        with pytest.raises(Exception, match="k"):
+            sess.run(None, {"data": np.ones(4, np.float32), "k": np.array([1, 1])})
+
+
+def test_uint64_is_kept_with_its_reason_and_standalone_refuses():
+    model = builder.top_k_model(TensorProto.UINT64, 1, axis=0, mode="max", sort="value")
+    lowered, report = ortops.lower(model)
+    assert not report.lowered and "uint64" in report.kept[0].reason
+    with pytest.raises(ValueError, match="top_k.*uint64"):
+        ortops.lower(model, fallback="none")

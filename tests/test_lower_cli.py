@@ -1,0 +1,43 @@
+"""``ortops lower IN -o OUT [--standalone]``."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+from ortops import builder
+from ortops.cli import EXIT_OK, EXIT_UNEXPLAINED, EXIT_USAGE, main
+from ortops.ops import DOMAINS
+
+
+def test_lower_writes_a_standalone_model_and_says_what_it_lowered(tmp_path, capsys):
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="value"), src)
+    assert main(["lower", str(src), "-o", str(out), "--standalone"]) == EXIT_OK
+    printed = capsys.readouterr().out
+    assert "lowered (standalone): ortops.openvino::TopK node 'top_k'" in printed and "standalone" in printed
+    model = onnx.load(out)
+    onnx.checker.check_model(model)
+    assert not any(n.domain in DOMAINS for n in model.graph.node)
+
+
+def test_lower_guarded_by_default(tmp_path, capsys):
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(builder.arg_max_model(2, topk=2), src)
+    assert main(["lower", str(src), "-o", str(out)]) == EXIT_OK
+    assert "lowered (guarded): ortops.ncnn::ArgMax node 'arg_max'" in capsys.readouterr().out
+
+
+def test_standalone_refused_lists_the_node_and_writes_nothing(tmp_path, capsys):
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(builder.top_k_model(TensorProto.UINT64, 1, axis=0, mode="max", sort="value"), src)
+    assert main(["lower", str(src), "-o", str(out), "--standalone"]) == EXIT_UNEXPLAINED
+    assert "top_k" in capsys.readouterr().err and not out.exists()
+    assert main(["lower", str(src), "-o", str(out)]) == EXIT_OK
+    assert "kept as PyOp: ortops.openvino::TopK node 'top_k': uint64" in capsys.readouterr().out
+
+
+def test_missing_input_is_a_usage_error(tmp_path, capsys):
+    assert main(["lower", str(tmp_path / "nope.onnx"), "-o", str(tmp_path / "o.onnx")]) == EXIT_USAGE
+    assert "cannot read" in capsys.readouterr().err
