@@ -1,6 +1,7 @@
 """The PyOp bridge: every registration with onnxruntime-extensions and the bridge's hook.
 
-This is the only module with mutable global state. Nothing registers on import; call
+Its global state is the registrations and the hook (the rest of ortops' process-wide state
+lives in :mod:`ortops.runtime`). Nothing registers on import; call
 :func:`register` (``ortops.InferenceSession`` and the CLI do) and calling it twice, or from
 two threads at once, is safe.
 
@@ -217,16 +218,31 @@ def _stack() -> list[list[OpError]]:
     return stack
 
 
+class _Errors(list):
+    """The list a capture yields; ``first_only``: the run is lost at its first error."""
+
+    first_only = False
+
+
 @contextmanager
-def capture_errors() -> Iterator[list[OpError]]:
+def capture_errors(*, first_only: bool = False) -> Iterator[list[OpError]]:
     """Collect the op errors raised on this thread while the block runs.
 
     Yields the list that the hook appends :class:`OpError` objects to. While no capture is
     active on a thread, errors from that thread's op calls are logged instead. An interrupt
     that reached an op inside the block (Ctrl-C's ``KeyboardInterrupt``, a ``SystemExit`` from
     a signal handler) is raised again when the block ends.
+
+    Parameters
+    ----------
+    first_only : bool, default False
+        Keep the first error only: once one is in the list, every later op call inside the
+        block returns empty outputs at once, without running its kernel (the run is lost
+        anyway; a ``Loop`` of a million iterations with a bad k then runs one failing kernel,
+        not a million, and holds one error). :class:`ortops.InferenceSession` uses it.
     """
-    errors: list[OpError] = []
+    errors = _Errors()
+    errors.first_only = first_only
     stack = _stack()
     stack.append(errors)
     try:
@@ -248,6 +264,11 @@ def _raise_pending_interrupt() -> None:
             raise interrupt
     finally:
         del interrupt  # no reference cycle through this frame
+
+
+def _lost() -> bool:
+    stack = getattr(_local, "stack", None)
+    return bool(stack) and stack[-1].first_only and len(stack[-1]) > 0
 
 
 def _report(error: OpError) -> None:
@@ -305,11 +326,18 @@ def _hook(k_id, feed, attributes):
 
     An ``Exception`` becomes an :class:`OpError` (reported, see :func:`capture_errors`); any
     other ``BaseException`` (an interrupt) is kept and re-delivered once control is back in
-    Python (:func:`_interrupted`). Either way the op returns empty outputs.
+    Python (:func:`_interrupted`). Either way the op returns empty outputs; while a kept
+    interrupt waits for the run to end, or once a ``first_only`` capture holds its error,
+    every later op call of the run returns empty outputs at once.
     """
     kernel = _kernels.get(k_id)
     if kernel is None:
         return _foreign_call(k_id, feed, attributes)
+    if getattr(_local, "interrupt", None) is not None or _lost():
+        # An interrupt waits for this run to end, or the run is lost at its first error: a
+        # later op call of the same run (the next iteration of a Loop or Scan body, the next
+        # node) does not run its kernel.
+        return _pack(k_id, kernel.empty_outputs())
     try:
         runtime.kernel_started()
         try:

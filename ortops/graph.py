@@ -18,7 +18,8 @@ from .errors import OpError
 from .ops import DOMAINS, OPS, find_op
 from .ops.spec import OpSpec
 
-__all__ = ["load_model", "graphs", "raw_attributes", "check_node", "check_nodes"]
+__all__ = ["load_model", "graphs", "function_graphs", "model_graphs", "raw_attributes", "check_node", "check_nodes",
+           "Names"]
 
 _ATTR_KINDS = {"int": onnx.AttributeProto.INT, "string": onnx.AttributeProto.STRING}
 
@@ -54,6 +55,61 @@ def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
             elif attr.type == onnx.AttributeProto.GRAPHS:
                 for g in attr.graphs:
                     yield from graphs(g)
+
+
+def function_graphs(function: onnx.FunctionProto) -> Iterator[onnx.GraphProto | onnx.FunctionProto]:
+    """A model-local function's body, then every subgraph inside it. A FunctionProto has
+    ``node``, ``input`` and ``output`` like a graph."""
+    yield function
+    for node in function.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from graphs(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    yield from graphs(g)
+
+
+def model_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto | onnx.FunctionProto]:
+    """Every graph of ``model`` (:func:`graphs`), then every function's (:func:`function_graphs`)."""
+    yield from graphs(model.graph)
+    for function in model.functions:
+        yield from function_graphs(function)
+
+
+class Names:
+    """Fresh names for the nodes and values a rewrite adds, unique in the whole model.
+
+    Holds every name the model uses, in every graph and function (values, nodes, graphs'
+    inputs, outputs, initializers and value infos): a generated name never collides with one
+    the model already has, nor with another generated one.
+    """
+
+    def __init__(self, model: onnx.ModelProto):
+        used: set[str] = set()
+        for graph in model_graphs(model):
+            for node in graph.node:
+                used.update(node.input)
+                used.update(node.output)
+                used.add(node.name)
+            if isinstance(graph, onnx.FunctionProto):
+                used.update(graph.input)
+                used.update(graph.output)
+                continue
+            for infos in (graph.input, graph.output, graph.value_info):
+                used.update(info.name for info in infos)
+            used.update(t.name for t in graph.initializer)
+            used.update(t.values.name for t in graph.sparse_initializer)
+        self._used = used
+
+    def fresh(self, base: str) -> str:
+        """``base``, or ``base_1``, ``base_2``, ... if taken; the name is then taken."""
+        name, n = base, 0
+        while name in self._used:
+            n += 1
+            name = f"{base}_{n}"
+        self._used.add(name)
+        return name
 
 
 def raw_attributes(node: onnx.NodeProto, op: OpSpec) -> dict[str, Any]:
@@ -103,7 +159,10 @@ def check_node(node: onnx.NodeProto) -> tuple[OpSpec, dict[str, Any]] | None:
 
 
 def check_nodes(model: onnx.ModelProto) -> None:
-    """:func:`check_node` on every node of every graph of ``model``."""
-    for graph in graphs(model.graph):
+    """:func:`check_node` on every node of every graph of ``model``, model-local functions'
+    bodies included (except nodes whose attributes refer to the function's attributes: their
+    values are known only at a call site)."""
+    for graph in model_graphs(model):
         for node in graph.node:
-            check_node(node)
+            if not any(attr.ref_attr_name for attr in node.attribute):
+                check_node(node)

@@ -1,8 +1,8 @@
-"""ortops' process-wide resources: the inner ORT sessions and the one worker pool.
+"""ortops' process-wide resources: the inner ORT sessions, the one worker pool and the caches.
 
-Everything ortops keeps for the life of a process, apart from the bridge's registrations
-(:mod:`ortops.bridge`), lives here. onnxruntime is imported only when the first inner
-session is built, never on import.
+Everything ortops keeps for the life of a process lives here, apart from what belongs to
+another library's own global registry (listed at the end). onnxruntime is imported only when
+the first inner session is built, never on import.
 
 The resources
 -------------
@@ -21,6 +21,13 @@ variable ``ORTOPS_NUM_THREADS`` sets the total instead (``1``: no worker thread 
 work on the calling thread). Large selections are split into row blocks that run on the
 pool and the caller at once; ORT releases the GIL while it runs, so they run in parallel.
 Tasks on the pool never wait for other pool tasks, so a full pool only queues work.
+
+**Named caches** (:func:`cached`, :func:`clear`). Bounded, least-recently-used maps from a
+key to an object that is expensive to build, one per name: ``"openvino.core"`` (the one
+``openvino.Core`` with ortops' frontend extensions) and ``"openvino.compiled"`` (compiled
+OpenVINO models, 256 at most), both used by :mod:`ortops.interop.openvino`, and
+``"selection.probe"`` (whether ORT's TopK-11 passed :mod:`ortops.kernels.selection`'s tie
+probe, per selection).
 
 So ortops adds at most ``worker_count()`` threads to a process, whatever it runs.
 ORT's own global thread pool (``set_global_thread_pool_sizes``, ``use_per_session_threads``)
@@ -65,12 +72,29 @@ its bookkeeping says they exist (a submitted task would wait forever), a lock ma
 a thread that no longer exists, and an inner session's allocator may have been locked by one.
 :func:`_after_fork_in_child`, registered with ``os.register_at_fork``, therefore gives the
 child a new lock, no pool (the next use starts a fresh one) and no inner sessions (the next
-use builds fresh ones); it is registered when the first of them is created, not on import. The parent's objects are kept referenced, never destroyed, in the
-child: their destructors would join threads or take locks that do not exist there.
+use builds fresh ones) and empty named caches (an ``openvino.Core`` and its compiled models
+own TBB worker threads, which do not exist in the child either); the hook is registered
+when the first of them is created, not on import. The parent's objects are kept
+referenced, never destroyed, in the child: their destructors would join threads or take
+locks that do not exist there.
+
+Other process-wide state, and where it lives
+--------------------------------------------
+* :mod:`ortops.bridge`: the PyOp registrations with onnxruntime-extensions and the one hook.
+  They live in the extensions library's own tables (not copied by anything ortops could
+  reset) and hold no thread or lock across calls, so they stay valid after ``fork``;
+  ``register`` is idempotent and thread-safe.
+* :mod:`ortops.builder.schemas`: the ONNX ``OpSchema`` of each op, registered once in onnx's
+  own schema registry (needed by the checker and shape inference); idempotent, thread-safe,
+  nothing to reset after ``fork``.
+* :mod:`ortops.conformance`: per-run state only (the sessions a run builds, ONNX's backend
+  vectors collected under a lock with onnx's collector and NumPy's global generator
+  restored afterwards); nothing a user's ``run`` touches.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import signal
 import sys
@@ -79,7 +103,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Hashable, Sequence, TypeVar
 
-__all__ = ["inner_session", "pool", "parallel_map", "worker_count", "THREADS_ENV", "Interrupt", "guard_signals",
+__all__ = ["inner_session", "cached", "entries", "clear", "pool", "parallel_map", "worker_count", "THREADS_ENV", "Interrupt", "guard_signals",
            "bridge_code", "kernel_started", "kernel_finished", "redeliver", "deliver"]
 
 T = TypeVar("T")
@@ -93,6 +117,7 @@ _MAX_WORKERS = 15
 _lock = threading.Lock()
 _sessions: dict[Hashable, object] = {}
 _pool: ThreadPoolExecutor | None = None
+_caches: dict[str, collections.OrderedDict] = {}
 _abandoned: list = []  # the parent's pool and sessions, in a forked child: never destroyed
 
 
@@ -151,6 +176,50 @@ def inner_session(key: Hashable, model: Callable[[], bytes]):
                 _watch_fork()
                 session = _sessions[key] = _new_session(model())
     return session
+
+
+def cached(cache: str, key: Hashable, build: Callable[[], T], *, limit: int | None = None) -> T:
+    """The object :func:`build` made for ``key`` in the named cache ``cache``, built on first use.
+
+    Parameters
+    ----------
+    cache : str
+        The cache's name, e.g. ``"openvino.compiled"``.
+    key : hashable
+        What identifies the object within the cache.
+    build : callable
+        Makes the object; called without the lock held (building may take seconds), so two
+        threads that miss at once may both build: the first stored is kept and returned to
+        both.
+    limit : int, optional
+        Keep at most this many objects in the cache, dropping the least recently used.
+    """
+    with _lock:
+        entries = _caches.get(cache)
+        if entries is not None and key in entries:
+            entries.move_to_end(key)
+            return entries[key]
+    value = build()
+    with _lock:
+        _watch_fork()
+        entries = _caches.setdefault(cache, collections.OrderedDict())
+        value = entries.setdefault(key, value)
+        entries.move_to_end(key)
+        while limit is not None and len(entries) > limit:
+            entries.popitem(last=False)
+    return value
+
+
+def entries(cache: str) -> dict:
+    """A copy of the named cache's entries, least recently used first."""
+    with _lock:
+        return dict(_caches.get(cache, {}))
+
+
+def clear(cache: str) -> None:
+    """Forget every object of the named cache (the objects die when nothing else holds them)."""
+    with _lock:
+        _caches.pop(cache, None)
 
 
 def _new_session(model: bytes):
@@ -257,11 +326,12 @@ def guard_signals() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _lock, _pool, _sessions
-    _abandoned.append((_pool, _sessions))
+    global _lock, _pool, _sessions, _caches
+    _abandoned.append((_pool, _sessions, _caches))
     _lock = threading.Lock()
     _pool = None
     _sessions = {}
+    _caches = {}
 
 
 

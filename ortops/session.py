@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 import onnx
@@ -11,7 +12,8 @@ from onnx import TensorProto, helper
 from . import bridge, dtypes, runtime
 from .builder.schemas import SCHEMA_VERSION, register_schemas
 from .errors import OpError
-from .graph import check_node, graphs, load_model
+from .graph import Names, check_node, check_nodes, function_graphs, graphs, load_model, model_graphs
+from .ops import DOMAINS
 from .ops.spec import OpSpec
 
 __all__ = ["InferenceSession", "session_options", "prepare_model"]
@@ -25,22 +27,32 @@ _DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
 def _element_types(model: onnx.ModelProto) -> dict[str, int]:
+    """The element type of every value whose type is declared or inferable, in every graph
+    (ONNX forbids a subgraph to shadow a name of its outer scopes: one table serves them all)."""
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # noqa: BLE001 - fall back to the declared types; ORT will judge the rest
         inferred = model
-    graph = inferred.graph
-    types = {t.name: t.data_type for t in graph.initializer}
-    for info in (*graph.input, *graph.value_info, *graph.output):
-        if info.type.HasField("tensor_type"):
-            types[info.name] = info.type.tensor_type.elem_type
+    types = {}
+    for graph in graphs(inferred.graph):
+        types.update((t.name, t.data_type) for t in graph.initializer)
+        for info in (*graph.input, *graph.value_info, *graph.output):
+            if info.type.HasField("tensor_type"):
+                types[info.name] = info.type.tensor_type.elem_type
     return types
 
 
-def _check_input_types(node: onnx.NodeProto, op: OpSpec, types: dict[str, int]) -> list[int]:
+def _check_input_types(node: onnx.NodeProto, op: OpSpec, types: dict[str, int], subgraph: bool) -> list[int]:
     """The element type of each input, checked against the op's type table: inputs of one
-    type parameter must agree, and float16/bfloat16 need the op's carrier."""
+    type parameter must agree, and float16/bfloat16 need the op's carrier.
+
+    At top level every input type must be known. In a subgraph an input whose type neither is
+    declared nor can be inferred is left to ORT (0 in the result): no registration takes
+    float16/bfloat16, so ORT refuses such a model at load, cleanly, before the op can run.
+    """
     found = [types.get(name, 0) for name in node.input]
+    if subgraph and 0 in found:
+        return found
     for role, name, elem_type in zip(op.inputs, node.input, found):
         if elem_type == 0:
             raise OpError(op.op_type, f"the element type of input {role!r} ({name!r}) cannot be inferred", node.name,
@@ -64,8 +76,10 @@ def _check_input_types(node: onnx.NodeProto, op: OpSpec, types: dict[str, int]) 
     return found
 
 
-def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int]) -> list[onnx.NodeProto]:
-    found = _check_input_types(node, op, types)
+def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int], names: Names,
+             subgraph: bool) -> list[onnx.NodeProto]:
+    """The bridge node for ``node`` (and the Casts carrying float16/bfloat16 around it)."""
+    found = _check_input_types(node, op, types, subgraph)
     variant = op.variant(attrs)
     bridge_op = op.op_type + (variant.suffix if variant else "")
     carried = found[0] in _UNCARRIED
@@ -78,14 +92,15 @@ def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int
         carrier = dtypes.from_name(op.carrier.via).onnx
         prefix = f"{node.name or node.output[0]}/ortops_cast"
         for i in op.carrier.inputs:
-            cast_name = f"{prefix}_in{i}"
+            cast_name = names.fresh(f"{prefix}_in{i}")
             before.append(helper.make_node("Cast", [inputs[i]], [cast_name], to=carrier, name=cast_name))
             inputs[i] = cast_name
         for i, param in enumerate(op.output_types):
             if param != op.input_types[0]:
                 continue
-            cast_out = f"{prefix}_out{i}"
-            after.append(helper.make_node("Cast", [cast_out], [outputs[i]], to=found[0], name=cast_out + "_cast"))
+            cast_out = names.fresh(f"{prefix}_out{i}")
+            after.append(helper.make_node("Cast", [cast_out], [outputs[i]], to=found[0],
+                                          name=names.fresh(cast_out + "_cast")))
             outputs[i] = cast_out
     rewritten = helper.make_node(bridge_op, inputs, outputs, name=node.name or None, domain=bridge.BRIDGE_DOMAIN,
                                  **bridge_attrs, **{bridge.NODE_NAME_ATTR: node.name})
@@ -95,7 +110,11 @@ def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int
 def prepare_model(model) -> onnx.ModelProto:
     """Check every ortops node of ``model`` and rewrite it for the PyOp bridge.
 
-    What it does, node by node (``ortops.openvino`` and ``ortops.ncnn`` domains):
+    Every graph is covered: the main graph, the bodies of ``If``/``Loop``/``Scan`` at any depth,
+    and model-local functions, which are inlined first when one of them holds an ortops node
+    (a function's attributes and input types are its caller's; onnx's inliner names an
+    inlined node ``<node>__<n>``). What it does, node by node (``ortops.openvino`` and
+    ``ortops.ncnn`` domains):
 
     * validates the attributes (types, required ones, allowed values) and input types, so a
       bad model fails here, naming the node, rather than at run time;
@@ -110,7 +129,15 @@ def prepare_model(model) -> onnx.ModelProto:
       private ``ScatterElementsUpdate_float16``/``_bfloat16`` round the result to the type's
       precision, so the ``Cast`` back is exact). Cast takes bfloat16 from opset 13: a model
       importing an older default-domain opset gets opset 13 if no other node uses that
-      domain, and is refused otherwise.
+      domain, and is refused otherwise;
+    * puts an ``Identity`` between a bridge node and the outputs of its graph (main graph,
+      branch or body) that it produces, so that a pre-allocated output of another shape (a
+      reused ``IOBinding``, a ``Scan`` output slot) is ORT's clean error and not an abort in
+      the bridge; ORT's ``EliminateIdentity`` optimizer would remove it, and
+      :func:`session_options` disables it.
+
+    Names of the nodes and values it adds (``<output>/ortops_bridge_output``,
+    ``<node>/ortops_cast_in0``, ...) get a numeric suffix when the model already uses them.
 
     Parameters
     ----------
@@ -130,30 +157,89 @@ def prepare_model(model) -> onnx.ModelProto:
         bfloat16 data in a model whose default-domain opset is too old for the Cast around
         the op and is used by other nodes.
     """
-    model = load_model(model)
+    return _prepare(load_model(model))
+
+
+def _prepare(model: onnx.ModelProto) -> onnx.ModelProto:
+    """:func:`prepare_model` on a loaded model (modified in place and returned)."""
     register_schemas()
-    for graph in graphs(model.graph):
-        if graph is not model.graph:  # ortops nodes in subgraphs are checked, not rewritten
-            for node in graph.node:
-                check_node(node)
+    model = _inline_functions(model)
     types = _element_types(model)
-    nodes: list[onnx.NodeProto] = []
+    names = Names(model)
+    others = any(n.domain in _DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
     carried: list[tuple[onnx.NodeProto, int]] = []  # nodes whose data is cast around the bridge
-    original = list(model.graph.node)
-    for node in original:
-        checked = check_node(node)
-        if checked is None:
-            nodes.append(node)
-            continue
-        nodes.extend(_rewrite(node, *checked, types))
-        if types.get(node.input[0]) in _UNCARRIED:
-            carried.append((node, types[node.input[0]]))
-    del model.graph.node[:]
-    model.graph.node.extend(nodes)
-    _ensure_cast_opset(model, carried, others=any(n.domain in _DEFAULT_DOMAINS for n in original))
+    copied = 0
+    # graphs() descends into a graph's nodes after the loop body has replaced them: the
+    # subgraphs it visits next are those of the rewritten nodes.
+    for graph in graphs(model.graph):
+        subgraph = graph is not model.graph
+        nodes: list[onnx.NodeProto] = []
+        for node in graph.node:
+            checked = check_node(node)
+            if checked is None:
+                nodes.append(node)
+                continue
+            nodes.extend(_rewrite(node, *checked, types, names, subgraph))
+            if types.get(node.input[0]) in _UNCARRIED:
+                carried.append((node, types[node.input[0]]))
+        copied += _copy_bridge_outputs(graph, nodes, names)
+        del graph.node[:]
+        graph.node.extend(nodes)
+    check_nodes(model)  # what is left in model-local functions (their ortops nodes were inlined)
+    _ensure_cast_opset(model, carried, others)
+    if copied and not any(o.domain in _DEFAULT_DOMAINS for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("", max(_CAST_OPSET.values())))  # Identity for the copies
     if not any(o.domain == bridge.BRIDGE_DOMAIN for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid(bridge.BRIDGE_DOMAIN, SCHEMA_VERSION))
     return model
+
+
+def _inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` with its model-local functions inlined, when one of them holds an ortops node.
+
+    A function's node is rewritten at its call sites: its attributes may refer to the
+    caller's, its input types are the caller's, and two calls may differ in both. ORT inlines
+    functions anyway; onnx's inliner names an inlined node after the function's node
+    (``top_k`` becomes ``top_k__1``), so errors still name it. The domains the functions
+    import are added to the model's imports (the inliner does not).
+    """
+    if not any(n.domain in DOMAINS for f in model.functions for g in function_graphs(f) for n in g.node):
+        return model
+    import onnx.inliner
+
+    imported = {o.domain for o in model.opset_import}
+    for function in model.functions:
+        for opset in function.opset_import:
+            if opset.domain not in imported:
+                model.opset_import.append(helper.make_opsetid(opset.domain, opset.version))
+                imported.add(opset.domain)
+    return onnx.inliner.inline_local_functions(model)
+
+
+def _copy_bridge_outputs(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], names: Names) -> int:
+    """Put an ``Identity`` between each bridge node and the outputs of ``graph`` it produces
+    (appended to ``nodes``, the graph's new node list); returns how many it added.
+
+    A graph output may come pre-allocated: bound with ``IOBinding`` (by the caller, or left
+    bound by an earlier run), the slot of a ``Scan`` output (ORT allocates it with the first
+    iteration's shape), an ``If`` or ``Loop`` output or a function output inside a caller's
+    pre-allocated output. When a PyOp's output shape differs from it (another k per call or
+    per iteration, or the empty output of an error), ORT throws inside the bridge's C++ and
+    the process aborts. Behind an Identity the mismatch is ORT's clean error. ORT's
+    ``EliminateIdentity`` would remove such an Identity: :func:`session_options` disables it.
+    """
+    outputs = {o.name for o in graph.output}
+    copies = []
+    for node in nodes:
+        if node.domain != bridge.BRIDGE_DOMAIN:
+            continue
+        for i, name in enumerate(node.output):
+            if name in outputs:
+                node.output[i] = names.fresh(f"{name}/ortops_bridge_output")
+                copies.append(helper.make_node("Identity", [node.output[i]], [name],
+                                               name=names.fresh(f"{name}/ortops_copy")))
+    nodes.extend(copies)
+    return len(copies)
 
 
 def _ensure_cast_opset(model: onnx.ModelProto, carried: list[tuple[onnx.NodeProto, int]], others: bool) -> None:
@@ -184,30 +270,6 @@ def _ensure_cast_opset(model: onnx.ModelProto, carried: list[tuple[onnx.NodeProt
     model.opset_import.append(helper.make_opsetid("", max(_CAST_OPSET.values())))  # enough for every Cast
 
 
-def _copy_graph_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Put an ``Identity`` between each bridge node and the graph outputs it produces.
-
-    With ``IOBinding``, a graph output may come pre-allocated (by the caller, or left bound by
-    an earlier run). When a PyOp's output shape differs from it - another k, or the empty
-    output of an error - ORT throws inside the bridge's C++ and the process aborts. Behind an
-    Identity (kept by disabling ORT's ``EliminateIdentity``) the mismatch is ORT's clean error.
-    """
-    graph_outputs = {o.name for o in model.graph.output}
-    copies = []
-    for node in model.graph.node:
-        if node.domain != bridge.BRIDGE_DOMAIN:
-            continue
-        for i, name in enumerate(node.output):
-            if name in graph_outputs:
-                node.output[i] = f"{name}/ortops_bridge_output"
-                copies.append(helper.make_node("Identity", [node.output[i]], [name], name=f"{name}/ortops_copy"))
-    if copies:
-        model.graph.node.extend(copies)
-        if not any(o.domain in _DEFAULT_DOMAINS for o in model.opset_import):
-            model.opset_import.append(helper.make_opsetid("", max(_CAST_OPSET.values())))
-    return model
-
-
 def session_options(sess_options=None):
     """``onnxruntime.SessionOptions`` with ortops' ops registered: the raw path.
 
@@ -234,6 +296,13 @@ def session_options(sess_options=None):
     are with ``index_element_type="i32"``; pass a model through :func:`prepare_model` for
     ``"i64"`` indices, float16/bfloat16 and node names in errors.
 
+    ORT's ``EliminateIdentity`` optimizer is disabled for sessions of these options (session
+    config ``optimization.disable_specified_optimizers``, added to what it lists): it would
+    remove the ``Identity`` copies that :func:`prepare_model` puts between an op and the
+    outputs of its graph, which turn a pre-allocated output of another shape (a reused
+    ``IOBinding``, a ``Scan`` output slot) into ORT's clean error instead of an abort. Other
+    ``Identity`` nodes are then kept too (ORT runs them without a copy where it can).
+
     Options that already loaded the onnxruntime-extensions library (the user's own
     ``register_custom_ops_library(onnxruntime_extensions.get_library_path())``) are used as
     they are: loading it twice fails session creation ("Conflicting with a registered
@@ -255,9 +324,26 @@ def session_options(sess_options=None):
         if sess_options is None or not _holds_extensions_library(options):
             options.register_custom_ops_library(bridge.library_path())
         options.add_session_config_entry(_CONFIG_KEY, "1")
+        _keep_identity_copies(options)
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     runtime.guard_signals()
     return options
+
+
+_DISABLED_OPTIMIZERS_KEY = "optimization.disable_specified_optimizers"
+
+
+def _keep_identity_copies(options) -> None:
+    """Add ORT's ``EliminateIdentity`` to the optimizers the options disable (a ``;``-separated
+    session config entry), keeping those already listed: it would remove the ``Identity``
+    copies that :func:`prepare_model` puts between a bridge node and its graph's outputs."""
+    try:
+        current = options.get_session_config_entry(_DISABLED_OPTIMIZERS_KEY)
+    except RuntimeError:  # ORT raises for an absent key
+        current = ""
+    names = [name for name in current.split(";") if name]
+    if "EliminateIdentity" not in names:
+        options.add_session_config_entry(_DISABLED_OPTIMIZERS_KEY, ";".join([*names, "EliminateIdentity"]))
 
 
 def _holds_extensions_library(options) -> bool:
@@ -304,6 +390,52 @@ def _already_registered(options) -> bool:
         return False
 
 
+#: The session's log severity when the options leave it unset: errors only. A failed op's empty
+#: outputs differ from the declared shapes, and ORT warns about that (``VerifyOutputSizes``)
+#: next to every OpError.
+_QUIET = 3
+_EXTERNAL_DATA_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
+
+
+def _load_and_prepare(model) -> tuple[onnx.ModelProto, str | None]:
+    """The prepared model, and the folder its external data lives in (None without any).
+
+    A model given as a path is loaded without its external data: the weights stay in their
+    files (a model over 2 GiB cannot be one protobuf), ORT reads them from the folder of the
+    model file at session creation.
+    """
+    if not isinstance(model, (str, os.PathLike)):
+        return prepare_model(model), None
+    path = os.path.abspath(os.fspath(model))
+    prepared = _prepare(load_model(path, load_external_data=False))
+    return prepared, os.path.dirname(path) if _has_external_data(prepared) else None
+
+
+def _has_external_data(model: onnx.ModelProto) -> bool:
+    def tensors(graph):
+        yield from graph.initializer
+        for node in graph.node:
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.TENSOR:
+                    yield attr.t
+                elif attr.type == onnx.AttributeProto.TENSORS:
+                    yield from attr.tensors
+
+    return any(t.data_location == TensorProto.EXTERNAL for g in model_graphs(model) for t in tensors(g))
+
+
+def _point_at_external_data(options, folder: str | None) -> None:
+    """Tell ORT where the external data of a model given as bytes lives (the options keep it)."""
+    if folder is None:
+        return
+    try:
+        current = options.get_session_config_entry(_EXTERNAL_DATA_FOLDER_KEY)
+    except RuntimeError:  # ORT raises for an absent key
+        current = None
+    if current != folder:
+        options.add_session_config_entry(_EXTERNAL_DATA_FOLDER_KEY, folder)
+
+
 class InferenceSession:
     """An ``onnxruntime.InferenceSession`` for models using ortops' ops, with real errors.
 
@@ -311,10 +443,17 @@ class InferenceSession:
     ----------
     model : onnx.ModelProto, bytes, str or os.PathLike
         The model. It goes through :func:`prepare_model` first, so bad attributes and input
-        types fail here with :class:`OpError` naming the node.
+        types fail here with :class:`OpError` naming the node. A path is read without its
+        external data: weights stay in their files and ORT reads them at session creation
+        (models over 2 GiB work; the options keep ORT's
+        ``session.model_external_initializers_file_folder_path`` entry pointing at the
+        model's folder).
     sess_options : onnxruntime.SessionOptions, optional
         Extended by :func:`session_options` (execution becomes sequential: errors are
-        matched to the thread that ran the call).
+        matched to the thread that ran the call). When it leaves ``log_severity_level``
+        unset, the session logs errors only: a failed op's empty outputs would make ORT warn
+        about output shapes next to every :class:`OpError`. Set it (e.g. to 2) to see ORT's
+        warnings.
     providers : sequence of str, optional
         Defaults to ``["CPUExecutionProvider"]``.
 
@@ -336,14 +475,23 @@ class InferenceSession:
     def __init__(self, model, sess_options=None, providers: Sequence[str] | None = None, **kwargs):
         import onnxruntime as ort
 
-        self.model = _copy_graph_outputs(prepare_model(model))
+        self.model, external_data_folder = _load_and_prepare(model)
         kwargs["disabled_optimizers"] = [*kwargs.get("disabled_optimizers", ()), "EliminateIdentity"]
-        self._session = ort.InferenceSession(
-            self.model.SerializeToString(),
-            session_options(sess_options),
-            providers=list(providers) if providers else ["CPUExecutionProvider"],
-            **kwargs,
-        )
+        options = session_options(sess_options)
+        _point_at_external_data(options, external_data_folder)
+        unset = options.log_severity_level < 0  # ORT's default logger: warnings included
+        if unset:
+            options.log_severity_level = _QUIET
+        try:
+            self._session = ort.InferenceSession(
+                self.model.SerializeToString(),
+                options,
+                providers=list(providers) if providers else ["CPUExecutionProvider"],
+                **kwargs,
+            )
+        finally:
+            if unset:
+                options.log_severity_level = -1
 
     def run(self, output_names, input_feed, run_options=None) -> list:
         """Run like ``onnxruntime.InferenceSession.run``; raise :class:`OpError` on an op error."""
@@ -367,7 +515,7 @@ class InferenceSession:
         garbage collector.
         """
         failure = None
-        with bridge.capture_errors() as errors:
+        with bridge.capture_errors(first_only=True) as errors:
             try:
                 outputs = run(*args)
             except Exception as exc:  # noqa: BLE001 - re-raised below, after our own errors

@@ -11,6 +11,11 @@ or negative k, indices out of range). Every outcome must be either
   (``OpDef.parse_attributes`` refuses them), and at run time only when the reference raises
   OpError for the same inputs.
 
+TopK also runs inside ``If`` branches, ``Loop`` and ``Scan`` bodies (nested too) and
+model-local functions (:func:`fuzz_control_flow`), with per-iteration k: there a valid k that
+changes per iteration of a ``Scan`` or ``Loop`` whose outputs are stacked is ORT's own clean
+error, as with ONNX's TopK.
+
 float16 runs natively; bfloat16 is fed as float32 and cast inside the graph. For both, ortops
 computes ScatterElementsUpdate in float64 and rounds once, so the expected value is the
 float64 reference rounded once to the carried type.
@@ -48,6 +53,12 @@ def test_fuzz_every_op_in_a_child_process():
         assert summary[f"{op} result"] >= 50, summary
         assert summary[f"{op} run-time OpError"] >= 10, summary
         assert summary[f"{op} load-time OpError"] >= 5, summary
+    for container in CONTAINERS:  # TopK inside control flow and functions: answers and errors
+        assert summary.get(f"control flow {container} ok", 0) >= 3, summary
+        assert summary.get(f"control flow {container} OpError", 0) >= 1, summary
+    assert summary.get("control flow scan error", 0) >= 1, summary  # a valid k that changes per iteration
+    assert summary.get("control flow scan of scatter ok", 0) >= 20, summary
+    assert summary.get("control flow scan of scatter OpError", 0) >= 10, summary
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,15 +489,250 @@ def fuzz_arg_max(fuzz, examples, seed):
     run()
 
 
+CONTAINERS = ("if", "function", "function, mode from the caller", "loop", "if in a loop", "scan", "scan, reduced")
+
+
+def fuzz_control_flow(fuzz, examples, seed):
+    """TopK inside control flow and model-local functions (tests/control_flow_models.py), with
+    hostile attributes, data and per-iteration k. Expected outcome, from the reference run on
+    each branch, iteration or call:
+
+    * an invalid attribute: OpError at session creation;
+    * ``If``/function: the reference's answer or its OpError;
+    * ``Loop`` (every iteration runs, the outputs are stacked at the end): the first
+      iteration's OpError if one raises, else ORT's clean error when the iterations' shapes
+      differ, else the stacked answers;
+    * ``Scan`` with the TopK outputs as scan outputs (ORT pre-allocates the slot with the first
+      iteration's shape): iterations in order, the first OpError, or ORT's clean error at the
+      first iteration whose shape differs from the first one's;
+    * ``Scan`` whose body sums the TopK outputs: each iteration its own k, the sums exact
+      (small integers), or the first OpError.
+    """
+    from hypothesis import HealthCheck, example, given, settings
+    from hypothesis import seed as with_seed
+
+    import control_flow_models as cf
+    from ortops import reference
+    from ortops.ops import TOP_K
+
+    st, TensorProto, biased, array, shape, scalar_of, integers = _strategies()
+    dtypes_onnx = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16, np.int32: TensorProto.INT32,
+                   np.float64: TensorProto.DOUBLE}
+
+    @st.composite
+    def case(draw):
+        container = draw(st.sampled_from(CONTAINERS))
+        dtype = np.int32 if container == "scan, reduced" else draw(st.sampled_from(list(dtypes_onnx)))
+        attrs = {
+            "axis": draw(biased([-1, 1], [0, 2, -3, 2**40])),
+            "mode": draw(biased(["max", "min"], ["largest", ""])),
+            "sort": draw(biased(["value", "index", "none"], ["asc"])),
+            "stable": draw(biased([0, 1], [2])),
+            "index_element_type": draw(biased(["i32", "i64"], ["i16"], 4)),
+        }
+        if container == "if in a loop":
+            attrs["mode"] = "max"  # the branches set it: max in even iterations, min in odd ones
+        iterations = draw(st.integers(1, 3))
+        width = draw(st.integers(1, 5))
+        if container == "scan, reduced":
+            data = draw(array(np.int32, (iterations, 1, width)).map(lambda a: (a % 100).astype(np.int32)))
+        elif container.startswith("scan"):
+            data = draw(array(dtype, (iterations, 1, width)))
+        else:
+            data = draw(array(dtype, (draw(st.integers(1, 3)), width)))
+        style = draw(st.sampled_from(["one valid k", "valid ks", "hostile ks"]))
+        k_values = st.integers(1, width) if style != "hostile ks" else st.one_of(
+            st.integers(1, width), st.integers(-1, width + 2), integers(np.int64))
+        ks = [draw(k_values) for _ in range(iterations)]
+        if style == "one valid k":
+            ks = [ks[0]] * iterations
+        cond = draw(st.booleans())
+        return container, dtype, attrs, data, ks, cond
+
+    def model_for(container, dtype, attrs):
+        onnx_type = dtypes_onnx[dtype]
+        flipped = {"max": "min", "min": "max"}.get(attrs["mode"], attrs["mode"])
+        if container == "if":
+            return cf.if_top_k(data_type=onnx_type, then_attrs=attrs, else_attrs={**attrs, "mode": flipped})
+        if container == "function":
+            return cf.function_top_k(data_type=onnx_type, **attrs)
+        if container == "function, mode from the caller":
+            rest = {n: v for n, v in attrs.items() if n != "mode"}
+            return cf.function_top_k(data_type=onnx_type, mode_from_caller=attrs["mode"], **rest)
+        if container == "loop":
+            return cf.loop_top_k(data_type=onnx_type, **attrs)
+        if container == "if in a loop":
+            return cf.loop_top_k(nested_if=True, data_type=onnx_type, **{n: v for n, v in attrs.items() if n != "mode"})
+        return cf.scan_top_k(reduce=container == "scan, reduced", data_type=onnx_type, **attrs)
+
+    def ref(data, k, attrs):
+        as_float = data.astype(np.float32) if data.dtype == np.float16 else data
+        result = reference.top_k(as_float, np.array([k], np.int64), **attrs)
+        return [result.values.astype(data.dtype), result.indices]
+
+    def expected(container, attrs, data, ks, cond):
+        """("ok", outputs) | ("OpError", None) | ("error", None)"""
+        flipped = {"max": "min", "min": "max"}.get(attrs["mode"], attrs["mode"])
+        if container in ("if", "function", "function, mode from the caller"):
+            mode = attrs["mode"] if container != "if" or cond else flipped
+            try:
+                return "ok", ref(data, ks[0], {**attrs, "mode": mode})
+            except ortops.OpError:
+                return "OpError", None
+        results = []
+        for t, k in enumerate(ks):
+            if container == "if in a loop":
+                mode = "max" if t % 2 == 0 else "min"
+                step = (data, {**attrs, "mode": mode})
+            elif container.startswith("scan"):
+                step = (data[t], attrs)
+            else:
+                step = (data, attrs)
+            try:
+                results.append(ref(step[0], k, step[1]))
+            except ortops.OpError:
+                return "OpError", None  # the first failing iteration (a Scan stops at a shape change first)
+            if container == "scan" and results[-1][0].shape != results[0][0].shape:
+                return "error", None
+        if container == "scan, reduced":
+            return "ok", [np.array([r[0].astype(np.float32).sum() for r in results], np.float32),
+                          np.array([r[1].astype(np.int64).sum() for r in results], np.int64)]
+        if any(r[0].shape != results[0][0].shape for r in results):
+            return "error", None
+        return "ok", [np.stack([r[0] for r in results]), np.stack([r[1] for r in results])]
+
+    import ortops
+
+    valid = {"axis": -1, "mode": "max", "sort": "value", "stable": 1, "index_element_type": "i32"}
+    rows = np.array([[[1, 3, 2]], [[6, 5, 4]]], np.float32)
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @with_seed(seed)
+    @given(case())
+    # Always tried, whatever hypothesis draws: a valid k that changes per iteration, and a bad
+    # k in the second iteration, in a Scan and a Loop.
+    @example(drawn=("scan", np.float32, valid, rows, [2, 1], True))
+    @example(drawn=("scan", np.float32, valid, rows, [2, 9], True))
+    @example(drawn=("loop", np.float32, valid, rows[0], [2, 1], True))
+    @example(drawn=("scan, reduced", np.int32, valid, rows.astype(np.int32), [2, 1], True))
+    def run(drawn):
+        container, dtype, attrs, data, ks, cond = drawn
+        model = model_for(container, dtype, attrs)
+        try:
+            TOP_K.parse_attributes(attrs, "fuzz")
+            bad_attrs = False
+        except ortops.OpError:
+            bad_attrs = True
+        session, load_error = fuzz.session(model)
+        label = f"control flow {container}"
+        where = f"{container}: attributes {attrs}, data {_describe(data)}, ks {ks}, cond {cond}"
+        if bad_attrs or load_error is not None:
+            assert bad_attrs and load_error is not None, f"{where}: load error {load_error!r}"
+            fuzz.stats[f"{label} load-time OpError"] += 1
+            return
+        clip = lambda k: int(min(max(k, np.iinfo(np.int64).min), np.iinfo(np.int64).max))  # noqa: E731
+        ks = [clip(k) for k in ks]
+        if container.startswith("scan"):
+            feed = {"data": data, "ks": np.array(ks, np.int64).reshape(-1, 1)}
+        elif container.endswith("loop"):
+            feed = {"M": np.array(len(ks), np.int64), "data": data, "ks": np.array(ks, np.int64).reshape(-1, 1)}
+        else:
+            feed = {"data": data, "k": np.array([ks[0]], np.int64)}
+            if container == "if":
+                feed["cond"] = np.array(cond)
+        want_kind, want = expected(container, attrs, data, ks, cond)
+        try:
+            got, got_kind = session.run(None, feed), "ok"
+        except ortops.OpError:
+            got, got_kind = None, "OpError"
+        except Exception as exc:  # noqa: BLE001 - ORT's own clean error
+            got, got_kind = None, "error"
+            assert want_kind == "error", f"{where}: ORT raised {type(exc).__name__}: {str(exc)[:300]}"
+        assert got_kind == want_kind, f"{where}: got {got_kind}, expected {want_kind}"
+        fuzz.stats[f"{label} {got_kind}"] += 1
+        if got_kind == "ok":
+            for i, (g, w) in enumerate(zip(got, want, strict=True)):
+                problem = _exact(g, w)
+                assert problem is None, f"{where}: output {i}: {problem}\n got {g!r}\nwant {w!r}"
+
+    run()
+
+
+def fuzz_scatter_in_scan(fuzz, examples, seed):
+    """ScatterElementsUpdate in a ``Scan`` body, one row per iteration, with hostile indices
+    (out of range in any row) and updates of a mismatched shape: the stacked rows of the
+    reference, or the OpError of the first failing row. Values are small integers held as
+    float32, so every reduction is exact."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as with_seed
+    from hypothesis.extra import numpy as hnp
+
+    import control_flow_models as cf
+    import ortops
+    from ortops import reference
+
+    st = _strategies()[0]
+
+    @st.composite
+    def case(draw):
+        rows, width, count = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(0, 4))
+        reduction = draw(st.sampled_from(["none", "sum", "prod", "min", "max", "mean"]))
+        use_init_val = draw(st.sampled_from([0, 1]))
+        small = st.integers(-4, 4).map(float)
+        data = draw(hnp.arrays(np.float32, (rows, width), elements=small))
+        hostile = draw(st.integers(0, 2)) == 0
+        index_values = st.integers(-width, width - 1) if not hostile else st.one_of(
+            st.integers(-width, width - 1), st.integers(-width - 2, width + 1), st.sampled_from([2**63 - 1, -2**63]))
+        indices = draw(hnp.arrays(np.int64, (rows, count), elements=index_values))
+        update_count = count + (1 if hostile and draw(st.booleans()) else 0)
+        updates = draw(hnp.arrays(np.float32, (rows, update_count), elements=small))
+        return reduction, use_init_val, data, indices, updates
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @with_seed(seed)
+    @given(case())
+    def run(drawn):
+        reduction, use_init_val, data, indices, updates = drawn
+        session, load_error = fuzz.session(cf.scan_scatter(reduction=reduction, use_init_val=use_init_val))
+        assert load_error is None, load_error
+        where = (f"Scan of ScatterElementsUpdate reduction={reduction} use_init_val={use_init_val}: "
+                 f"data {_describe(data)}, indices {_describe(indices)}, updates {_describe(updates)}")
+        want, want_error = [], None
+        for t in range(data.shape[0]):
+            try:
+                want.append(reference.scatter_elements_update(data[t], indices[t], updates[t], np.array(0),
+                                                              reduction=reduction, use_init_val=use_init_val))
+            except ortops.OpError as exc:
+                want_error = exc
+                break
+        try:
+            (got,) = session.run(None, {"data": data, "indices": indices, "updates": updates})
+            got_error = None
+        except ortops.OpError as exc:
+            got_error = exc
+        if want_error is not None or got_error is not None:
+            assert want_error is not None and got_error is not None, f"{where}: {got_error!r} vs {want_error!r}"
+            assert "ScatterElementsUpdate node 'scatter'" in str(got_error), str(got_error)
+            fuzz.stats["control flow scan of scatter OpError"] += 1
+            return
+        problem = _exact(got, np.stack(want).astype(np.float32))
+        assert problem is None, f"{where}: {problem}\n got {got!r}\nwant {want!r}"
+        fuzz.stats["control flow scan of scatter ok"] += 1
+
+    run()
+
+
 def main() -> int:
     seed = int(os.environ.get("ORTOPS_FUZZ_SEED", "20261121"))
     examples = int(os.environ.get("ORTOPS_FUZZ_EXAMPLES", "150"))
     fuzz = Fuzz()
     failures = []
-    for name, run in (("TopK", fuzz_top_k), ("ScatterElementsUpdate", fuzz_scatter), ("ArgMax", fuzz_arg_max)):
+    for name, run in (("TopK", fuzz_top_k), ("ScatterElementsUpdate", fuzz_scatter), ("ArgMax", fuzz_arg_max),
+                      ("TopK in control flow", fuzz_control_flow),
+                      ("ScatterElementsUpdate in a Scan", fuzz_scatter_in_scan)):
         print(f"fuzzing {name}: {examples} examples, seed {seed}", flush=True)
         try:
-            run(fuzz, examples, seed)
+            run(fuzz, examples * (3 if name == "TopK in control flow" else 1), seed)  # 7 containers
         except Exception as exc:  # noqa: BLE001 - hypothesis re-raises the shrunk failing example
             traceback.print_exc()
             failures.append(f"{name}: {type(exc).__name__}: {exc}")

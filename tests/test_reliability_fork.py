@@ -100,3 +100,44 @@ def test_fork_from_a_busy_thread_pool():
     """, timeout=120)
     assert child.status == 0, child.describe()
     assert child.lines()[-1] == "[0, 0, 0]", child.describe()
+
+
+def test_forked_child_runs_openvino_through_the_cached_core():
+    """A forked child of a process that ran OpenVINO through ortops gets the right answer
+    (the child starts with empty runtime caches, so it compiles afresh)."""
+    pytest.importorskip("openvino")
+    child = run_child("""
+        import multiprocessing, sys
+        import numpy as np
+        from onnx import TensorProto
+        from ortops import builder
+        from ortops.interop import openvino as ov_interop
+
+        model = builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value", stable=1)
+        x = np.random.default_rng(2).random((16, 5000), dtype=np.float32)
+        feed = {"data": x, "k": np.array([5])}
+        parent_values, _ = ov_interop.run(model, feed)
+
+        def child(queue):
+            values, indices = ov_interop.run(model, feed)
+            queue.put((values, indices))
+
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        process = context.Process(target=child, args=(queue,), daemon=True)
+        process.start()
+        try:
+            values, indices = queue.get(timeout=60)
+        except Exception:
+            print("NO RESULT", flush=True)
+            process.kill()
+            sys.exit(3)
+        process.join(30)
+        expected = -np.sort(-x, axis=-1)[:, :5]
+        assert np.array_equal(values, expected) and np.array_equal(parent_values, expected)
+        assert np.array_equal(np.take_along_axis(x, indices.astype(np.int64), -1), expected)
+        print("child exit", process.exitcode)
+        print("ok")
+    """, timeout=180)
+    assert child.status == 0, child.describe()
+    assert child.lines()[-2:] == ["child exit 0", "ok"], child.describe()

@@ -61,15 +61,14 @@ missing.
 
 from __future__ import annotations
 
-import collections
 import hashlib
 import os
-import threading
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import onnx
 
+from .. import runtime
 from ..errors import OpError
 from ..graph import check_node, graphs, load_model
 from ..ops import DOMAINS, OPS, find_op
@@ -96,6 +95,8 @@ INSTALL_HINT = "pip install 'ortops[openvino]'"
 #: 2 threads per compiled model, whatever INFERENCE_NUM_THREADS and NUM_STREAMS say (measured
 #: with openvino 2026.4.1): 256 kept models held 520 threads in a conformance run.
 _CACHE_SIZE = 32
+_CORE_CACHE = "openvino.core"
+_COMPILED_CACHE = "openvino.compiled"
 
 
 def require_openvino():
@@ -168,15 +169,10 @@ def core():
     return add_extensions(openvino.Core())
 
 
-_shared: dict[str, Any] = {}
-_lock = threading.Lock()
-
-
 def _shared_core():
-    with _lock:
-        if "core" not in _shared:
-            _shared["core"] = core()
-        return _shared["core"]
+    """The process's one Core with the extensions (:func:`ortops.runtime.cached`: one per
+    process, a fresh one in a forked child)."""
+    return runtime.cached(_CORE_CACHE, "core", core)
 
 
 # --- reading and checking models ----------------------------------------------------------------
@@ -241,9 +237,6 @@ def read_model(model, *, ov_core=None):
     return (ov_core or _shared_core()).read_model(source)
 
 
-_compiled: collections.OrderedDict = collections.OrderedDict()
-
-
 def _cache_key(model) -> tuple | None:
     if isinstance(model, onnx.ModelProto):
         return ("bytes", hashlib.sha256(model.SerializeToString()).digest())
@@ -275,20 +268,12 @@ def compile_model(model, device: str = "CPU", config: Mapping[str, Any] | None =
         As :func:`read_model`.
     """
     key = _cache_key(model)
-    if key is not None:
-        key = (*key, device, tuple(sorted((str(k), str(v)) for k, v in (config or {}).items())))
-        with _lock:
-            if key in _compiled:
-                _compiled.move_to_end(key)
-                return _compiled[key]
-    ov_model = model if key is None else read_model(model)
-    compiled = _shared_core().compile_model(ov_model, device, dict(config or {}))
-    if key is not None:
-        with _lock:
-            _compiled[key] = compiled
-            while len(_compiled) > _CACHE_SIZE:
-                _compiled.popitem(last=False)
-    return compiled
+    if key is None:
+        return _shared_core().compile_model(model, device, dict(config or {}))
+    key = (*key, device, tuple(sorted((str(k), str(v)) for k, v in (config or {}).items())))
+    return runtime.cached(_COMPILED_CACHE, key,
+                          lambda: _shared_core().compile_model(read_model(model), device, dict(config or {})),
+                          limit=_CACHE_SIZE)
 
 
 def run(model, feed: Mapping[str, np.ndarray], *, device: str = "CPU") -> list[np.ndarray]:
@@ -320,9 +305,8 @@ def run(model, feed: Mapping[str, np.ndarray], *, device: str = "CPU") -> list[n
 
 def clear_cache() -> None:
     """Forget the compiled models and the shared Core."""
-    with _lock:
-        _compiled.clear()
-        _shared.clear()
+    runtime.clear(_COMPILED_CACHE)
+    runtime.clear(_CORE_CACHE)
 
 
 def output_names(model) -> Sequence[str]:

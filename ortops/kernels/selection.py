@@ -6,7 +6,9 @@ a small cached single-threaded ``onnxruntime.InferenceSession`` of :mod:`ortops.
 on [64, 32000] k=50 (see the README's Performance section). Three things make the built-in exact for ortops' semantics:
 
 * **Ties.** TopK-11 with ``sorted=1`` puts the lower index first among equal values, which is
-  a stable sort by value: exactly ortops' rule for every TopK mode.
+  a stable sort by value: exactly ortops' rule for every TopK mode. ONNX does not promise
+  this, so each selection is probed once per process on tie-heavy data (:func:`_probe`); one
+  that fails runs on NumPy's stable sort instead (:func:`probe_results` says which).
 * **Types ORT lacks.** uint16 and uint32 are widened (to int32, int64) and uint64 is mapped to
   int64 by flipping its top bit; all three maps preserve order, and values are gathered back
   from the original tensor, so they stay exact.
@@ -25,7 +27,7 @@ import numpy as np
 
 from .. import dtypes, runtime
 
-__all__ = ["top_k_indices"]
+__all__ = ["top_k_indices", "probe_results"]
 
 # The types ORT's CPU TopK-11 implements (1.31 and 1.32: uint16, uint32 and uint64 are NOT_IMPLEMENTED;
 # widening them is exact whether or not a later release adds them).
@@ -33,8 +35,68 @@ _NATIVE = {np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8, np.i
 
 
 def _session(elem_type: int, largest: int, rank: int, by_index: bool = False):
+    """The inner session of this selection, or None when the installed ORT failed the probe."""
     key = ("selection", elem_type, largest, rank, by_index)
-    return runtime.inner_session(key, lambda: _make_session(elem_type, largest, rank, by_index))
+    session = runtime.inner_session(key, lambda: _make_session(elem_type, largest, rank, by_index))
+    trusted = runtime.cached(PROBE_CACHE, key, lambda: _probe(session, elem_type, largest, rank, by_index))
+    return session if trusted else None
+
+
+#: The :func:`ortops.runtime.cached` cache of the probe's findings, per selection.
+PROBE_CACHE = "selection.probe"
+
+#: (slice length, k) pairs the probe runs: k=1, a small heap, half and all of the slice, a
+#: long slice: ORT's TopK takes a different path for each.
+_PROBES = ((40, 1), (40, 2), (40, 5), (40, 20), (40, 40), (1000, 3), (1000, 100), (1000, 1000))
+
+
+def _probe(session, elem_type: int, largest: int, rank: int, by_index: bool) -> bool:
+    """Whether ``session`` selects exactly as ortops' rule says on tie-heavy data.
+
+    ortops relies on ORT's TopK-11 with ``sorted=1`` putting the lower index first among
+    equal values, and on -0.0 == +0.0 (float). That is a behaviour of one runtime, not a
+    promise of ONNX's, so it is checked once per selection in the process, on slices of a
+    few distinct values (with -0.0 and +0.0 for floats), against NumPy's stable sort. A
+    selection that fails runs on NumPy instead (:func:`_numpy_select`): slower, still exact.
+    """
+    from onnx import helper
+
+    dtype = helper.tensor_dtype_to_np_dtype(elem_type)
+    rng = np.random.default_rng(20261123)
+    for n, k in _PROBES:
+        x = rng.integers(0, 3, size=(3, n)).astype(dtype)
+        if dtype.kind == "f":
+            x[x == 0] = np.where(rng.random(int((x == 0).sum())) < 0.5, -0.0, 0.0)
+        if rank == 3:
+            x = np.ascontiguousarray(np.stack([x, x[::-1]], axis=-1))
+        kk = np.array([k], np.int64)
+        values, indices = session.run(None, {"x": x, "k": kk})
+        want_values, want_indices = _numpy_select(x, kk, largest, by_index)
+        if not (np.array_equal(indices, want_indices) and np.array_equal(values, want_values)):
+            return False
+    return True
+
+
+def probe_results() -> dict[tuple[str, str, int, bool], bool]:
+    """What the probe found so far in this process: (element type, "largest"/"smallest",
+    rank, sorted by index) -> whether ORT's TopK-11 is used (False: the NumPy fallback)."""
+    from onnx import TensorProto
+
+    return {(TensorProto.DataType.Name(t), "largest" if largest else "smallest", rank, by_index): ok
+            for (_, t, largest, rank, by_index), ok in runtime.entries(PROBE_CACHE).items()}
+
+
+def _numpy_select(x: np.ndarray, k: np.ndarray, largest: int, by_index: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The selection along axis 1 with NumPy's stable sort: the fallback of :func:`_probe`.
+
+    ``x`` holds a type ORT's TopK takes and no NaN (:func:`_comparable`); ``~`` (integers)
+    and ``-`` (floats; -0.0 and +0.0 stay equal) reverse its order exactly.
+    """
+    key = (~x if x.dtype.kind in "iu" else -x) if largest else x
+    indices = np.argsort(key, axis=1, kind="stable")[:, : int(k[0])]
+    if by_index:
+        indices = np.sort(indices, axis=1)
+    return np.take_along_axis(x, indices, axis=1), indices.astype(np.int64)
 
 
 def _make_session(elem_type: int, largest: int, rank: int, by_index: bool) -> bytes:
@@ -161,7 +223,10 @@ def _select_block(x: np.ndarray, k: np.ndarray, largest: int, by_index: bool,
                   comparable: bool = False) -> tuple[np.ndarray, np.ndarray]:
     keys, mapped = (x, False) if comparable else _comparable(x)
     session = _session(dtypes.from_numpy(keys.dtype).onnx, largest, x.ndim, by_index)
-    values, indices = session.run(None, {"x": keys, "k": k})
+    if session is None:
+        values, indices = _numpy_select(keys, k, largest, by_index)
+    else:
+        values, indices = session.run(None, {"x": keys, "k": k})
     if mapped:
         values = np.take_along_axis(x, indices, axis=1)
     return values, indices

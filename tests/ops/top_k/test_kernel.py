@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import ortops
 from ortops import reference
 from ortops.ops.top_k import kernel
+from ortops import runtime
 from ortops.kernels import selection
 from conftest import assert_identical, brute_top_k
 from strategies import top_k_attributes, top_k_inputs
@@ -24,12 +25,51 @@ def top_k_cases(draw):
     return data, np.array([k], k_dtype) if draw(st.booleans()) else np.array(k, k_dtype), attrs
 
 
-@pytest.fixture(params=["default", "chunked"])
+@pytest.fixture(params=["default", "chunked", "numpy-fallback"])
 def selection_path(request, monkeypatch):
-    """Run a test as is, and with every single long slice cut into chunks (tiny CHUNK_MIN)."""
+    """Run a test as is, with every single long slice cut into chunks (tiny CHUNK_MIN), and
+    on the NumPy selection a process uses when ORT's TopK-11 fails the tie probe."""
     if request.param == "chunked":
         monkeypatch.setattr(selection, "CHUNK_MIN", 4)
-    return request.param
+    if request.param == "numpy-fallback":
+        monkeypatch.setattr(selection, "_probe", lambda *args: False)
+        runtime.clear(selection.PROBE_CACHE)
+    yield request.param
+    runtime.clear(selection.PROBE_CACHE)
+
+
+def test_the_probe_reports_what_it_found():
+    """Every selection used so far has a finding; on today's ORT, whichever it is, the kernel
+    is exact (the tests above run on both outcomes)."""
+    kernel.top_k(np.array([[1, 3, 3, 2]], np.int16), np.array([2]), axis=1, mode="max", sort="value", stable=1)
+    findings = selection.probe_results()
+    assert ("INT16", "largest", 2, False) in findings
+    assert all(isinstance(ok, bool) for ok in findings.values())
+
+
+def test_the_probe_rejects_a_selection_that_breaks_ties_the_other_way():
+    """The probe is a real check: ORT's own TopK-11 run on the slices reversed (so that the
+    higher index comes first among equal values, values unchanged) fails it."""
+    import onnxruntime as ort
+    from onnx import TensorProto
+
+    honest = ort.InferenceSession(selection._make_session(TensorProto.FLOAT, 1, 2, False),
+                                  providers=["CPUExecutionProvider"])
+    assert selection._probe(honest, TensorProto.FLOAT, 1, 2, False) is True
+    assert selection._probe(_Reversed(honest), TensorProto.FLOAT, 1, 2, False) is False
+
+
+class _Reversed:
+    """An inner session whose answer among equal values is the higher index: it runs the
+    real session on the slices reversed along the axis and maps the indices back."""
+
+    def __init__(self, session):
+        self.session = session
+
+    def run(self, names, feed):
+        x = feed["x"][:, ::-1]
+        values, indices = self.session.run(names, {"x": np.ascontiguousarray(x), "k": feed["k"]})
+        return values, x.shape[1] - 1 - indices
 
 
 _FIXTURE_OK = [HealthCheck.function_scoped_fixture]

@@ -1,0 +1,49 @@
+"""ortops.runtime's named caches: built once per key, bounded, least recently used dropped."""
+
+from __future__ import annotations
+
+import threading
+
+from ortops import runtime
+
+
+def test_cached_builds_once_per_key_and_drops_the_least_recently_used():
+    built = []
+
+    def build(value):
+        def make():
+            built.append(value)
+            return object()
+        return make
+
+    name = "test.cached"
+    runtime.clear(name)
+    first = runtime.cached(name, "a", build("a"), limit=2)
+    assert runtime.cached(name, "a", build("a"), limit=2) is first
+    second = runtime.cached(name, "b", build("b"), limit=2)
+    runtime.cached(name, "a", build("a"), limit=2)              # "a" is now the most recent
+    runtime.cached(name, "c", build("c"), limit=2)              # drops "b"
+    assert runtime.cached(name, "a", build("a"), limit=2) is first
+    assert runtime.cached(name, "b", build("b"), limit=2) is not second
+    assert built == ["a", "b", "c", "b"]
+    runtime.clear(name)
+    assert runtime.cached(name, "a", build("a")) is not first
+
+
+def test_cached_gives_every_thread_the_same_object():
+    name = "test.threads"
+    runtime.clear(name)
+    results = []
+    barrier = threading.Barrier(8)
+
+    def worker():
+        barrier.wait()
+        results.append(runtime.cached(name, "key", object))
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 8 and all(r is results[0] for r in results)
+    runtime.clear(name)
