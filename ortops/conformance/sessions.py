@@ -1,25 +1,29 @@
 """Cached ONNX Runtime sessions for the conformance runner (models are built once per key).
 
 Bounded in memory and threads: at most :data:`CACHE_SIZE` sessions are kept (the least
-recently used is dropped first), and each runs single-threaded on the calling thread
-(``intra_op_num_threads=1``, ``inter_op_num_threads=1``, so ORT starts no pool for it; no
-spinning) with no memory arena (a session's buffers go back to the allocator after each
-run). Conformance models are small, one case at a time: a session pool per cached session
-would only add idle threads (one per core each) and memory. Measured on the default run
-(2 cores, ORT 1.32): 512 sessions with their own pools peaked at 2.3 GB and 518 threads;
-the bounded cache, see the README.
+recently used is dropped first; :func:`ortops.runtime.cached`, the process's one home of
+caches, so a forked child starts with none), and each runs single-threaded on the calling
+thread (``intra_op_num_threads=1``, ``inter_op_num_threads=1``, so ORT starts no pool for it;
+no spinning) with no memory arena (a session's buffers go back to the allocator after each
+run). Conformance models are small, one case at a time: a pool per cached session would only
+add idle threads (one per core each) and memory. Measured on the default run (2 cores, ORT
+1.32): up to 512 sessions with their own pools peaked at 2.3 GB and 518 threads; the bounded
+cache, see the README.
 """
 
 from __future__ import annotations
 
-import functools
-
 import onnx
 
-__all__ = ["ortops_session", "plain_session", "BuiltinUnavailable", "CACHE_SIZE", "session_options", "clear"]
+from .. import runtime
+
+__all__ = ["ortops_session", "plain_session", "BuiltinUnavailable", "CACHE_SIZE", "CACHE", "session_options",
+           "clear"]
 
 #: How many sessions the runner keeps; a case's models are built again after they fall out.
 CACHE_SIZE = 48
+#: The name of the runner's cache in :mod:`ortops.runtime`.
+CACHE = "conformance.sessions"
 
 
 class BuiltinUnavailable(Exception):
@@ -46,8 +50,7 @@ def session_options():
     return options
 
 
-@functools.lru_cache(maxsize=CACHE_SIZE)
-def _session(serialized: bytes, with_ortops: bool):
+def _build(serialized: bytes, with_ortops: bool):
     import onnxruntime as ort
 
     from ..session import InferenceSession
@@ -63,9 +66,14 @@ def _session(serialized: bytes, with_ortops: bool):
         raise
 
 
+def _session(serialized: bytes, with_ortops: bool):
+    return runtime.cached(CACHE, (serialized, with_ortops), lambda: _build(serialized, with_ortops),
+                          limit=CACHE_SIZE)
+
+
 def clear() -> None:
     """Drop every cached session (their memory goes back when nothing else holds them)."""
-    _session.cache_clear()
+    runtime.clear(CACHE)
 
 
 def ortops_session(model: onnx.ModelProto):

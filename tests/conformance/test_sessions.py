@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
+from ortops import runtime
 from ortops.builder import onnx_top_k_model
 from ortops.conformance import sessions
 
@@ -41,7 +42,8 @@ def test_many_distinct_models_keep_the_cache_and_the_threads_bounded():
                         sessions.plain_session(model).run(None, {"X": x.reshape(shape), "K": np.array([1])})
                         built += 1
     assert built > sessions.CACHE_SIZE
-    info = sessions._session.cache_info()
-    assert info.currsize == sessions.CACHE_SIZE and info.misses == built
+    kept = runtime.entries(sessions.CACHE)
+    assert len(kept) == sessions.CACHE_SIZE
+    assert sessions.plain_session(model) is kept[(model.SerializeToString(), False)]  # the last one is kept
     assert _threads() - before <= 2  # no pool per session
     sessions.clear()
