@@ -16,8 +16,9 @@ SOURCES = ("seed-example", "onnx-backend-test", "generated", "real-model")
 
 
 #: Who judges: the NumPy reference of the spec, ORT's built-in ops, the OpenVINO runtime,
-#: outputs written by someone else (spec examples, ONNX's vectors), and ortops' own checks.
-ORACLE_FAMILIES = ("reference", "onnxruntime", "openvino", "expected", "ortops")
+#: outputs written by someone else (spec examples, ONNX's vectors), ortops' own checks, and the
+#: real ncnn runtime (``--oracle ncnn``).
+ORACLE_FAMILIES = ("reference", "onnxruntime", "openvino", "expected", "ortops", "ncnn")
 
 
 def oracle_family(oracle: str) -> str:
@@ -26,6 +27,8 @@ def oracle_family(oracle: str) -> str:
         return "reference"
     if oracle.startswith("openvino"):
         return "openvino"
+    if oracle == "ncnn":
+        return "ncnn"
     if oracle.startswith("onnxruntime") or "inside the OCR graph" in oracle:
         return "onnxruntime"
     if oracle in ("ortops", "index dtype", "output dtype"):

@@ -4,9 +4,10 @@ Rows are topics. A case belongs to a topic because of what its inputs *are* (val
 NaN is present, an integer mean, an index out of range...), found by :func:`case_topics`.
 The runtime columns (ORT built-in, OpenVINO runtime, ortops) are filled from the verdicts
 the run observed on those cases; OpenVINO's own checks also carry the topic they were
-explained under. The spec columns quote the op specifications (and ncnn's
-algorithm, which cannot run here: the pip wheel has no ArgMax layer), since a spec is read,
-not run.
+explained under. The spec columns quote the op specifications, since a spec is read, not run.
+The ncnn column holds the verdicts of the real ncnn runtime where ``--oracle ncnn`` judged a
+case of the topic (its checks carry their topics too), else ncnn's algorithm as read from its
+source (the pip wheel has no ArgMax layer: ``ortops install-oracle ncnn`` builds one).
 """
 
 from __future__ import annotations
@@ -66,14 +67,18 @@ def matrix(results: Sequence[Result]) -> dict[str, dict[str, str]]:
         for topic in case_topics(r.case):
             by_topic[topic].append(r)
     openvino_topics: dict[str, list[Check]] = defaultdict(list)
+    ncnn_topics: dict[str, list[Check]] = defaultdict(list)  # the real ncnn's checks, by their own topic
     for r in results:
         for c in r.checks:
             if oracle_family(c.oracle) == "openvino":
                 topic = openvino_oracle.topic_of(c)
                 if topic and r not in by_topic[topic]:
                     openvino_topics[topic].append(c)
-    rows = list(ROWS) + sorted(t for t in openvino_topics if t not in ROWS and t in openvino_oracle.TOPICS
-                               and t not in ("invalid-input", "openvino-missing"))
+            if oracle_family(c.oracle) == "ncnn" and c.topic in openvino_oracle.TOPICS and r not in by_topic[c.topic]:
+                ncnn_topics[c.topic].append(c)
+    extra = set(openvino_topics) | set(ncnn_topics)
+    rows = list(ROWS) + sorted(t for t in extra if t not in ROWS and t in openvino_oracle.TOPICS
+                               and t not in ("invalid-input", "openvino-missing", "ncnn-missing"))
     table = {}
     for topic in rows:
         cases = by_topic.get(topic, [])
@@ -84,12 +89,14 @@ def matrix(results: Sequence[Result]) -> dict[str, dict[str, str]]:
         row = divergences.topic(topic)
         onnx_spec, openvino_spec, ncnn = row.onnx_spec, row.openvino_spec, row.ncnn
         ours = family["reference"] + family["ortops"]
+        # a real ncnn check explained under another topic counts in that topic's row only
+        observed = [c for c in family["ncnn"] if c.topic in (None, topic)] + ncnn_topics.get(topic, [])
         table[topic] = {
             "ONNX spec": onnx_spec,
             "ORT built-in": _summary(family["onnxruntime"], len(cases)),
             "OpenVINO spec": openvino_spec,
             "OpenVINO runtime": _summary(family["openvino"] + openvino_topics.get(topic, []), len(cases)),
-            "ncnn": ncnn,
+            "ncnn": _summary(observed, len(cases)) if observed else ncnn,
             "ortops": _summary(ours, len(cases)),
         }
     return table
@@ -103,8 +110,11 @@ def markdown(results: Sequence[Result]) -> list[str]:
         "",
         "Rows: topics, found from each case's inputs. ORT built-in, OpenVINO runtime and ortops: the verdicts "
         "observed in this run on those cases (ortops: against the NumPy reference of the spec, and its own "
-        "checks such as raising OpError), with the first non-agree reason. Spec columns quote the op specifications (OpenVINO's TopK-11 and ScatterElementsUpdate-12, ONNX's TopK, ScatterElements and ArgMax pages); ncnn is its algorithm "
-        "(not run: the pip wheel has no ArgMax layer).",
+        "checks such as raising OpError), with the first non-agree reason. Spec columns quote the op specifications (OpenVINO's TopK-11 and ScatterElementsUpdate-12, ONNX's TopK, ScatterElements and ArgMax pages); ncnn: "
+        + ("the verdicts of the real ncnn runtime (--oracle ncnn) where it judged a case of the topic, else its algorithm."
+           if any(oracle_family(c.oracle) == "ncnn" for r in results for c in r.checks)
+           else "its algorithm (not run: the pip wheel has no ArgMax layer; ortops install-oracle ncnn builds one "
+                "for --oracle ncnn)."),
         "",
         "| topic | " + " | ".join(COLUMNS) + " |",
         "|---|" + "---|" * len(COLUMNS),

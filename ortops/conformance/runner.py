@@ -48,11 +48,13 @@ def collect_cases(ops: Sequence[str] | None = None, sources: Sequence[str] | Non
     return cases, notes
 
 
-def judge_case(case: Case, *, openvino: bool = False) -> Result:
+def judge_case(case: Case, *, openvino: bool = False, ncnn: bool = False) -> Result:
     """Judge one case; an exception anywhere becomes an unexplained verdict, never a crash.
 
     With ``openvino``, the same ONNX model also runs in the OpenVINO runtime
-    (:mod:`ortops.conformance.openvino_oracle`) and is judged there.
+    (:mod:`ortops.conformance.openvino_oracle`) and is judged there. With ``ncnn``, a case of
+    an op ncnn has also runs in the real ncnn runtime, in a child process
+    (:mod:`ortops.conformance.ncnn_oracle`).
     """
     start = time.perf_counter()
     try:
@@ -66,14 +68,32 @@ def judge_case(case: Case, *, openvino: bool = False) -> Result:
             checks += openvino_oracle.judge_openvino(case)
         except Exception as exc:  # noqa: BLE001 - an oracle bug must not hide the suite's checks
             checks.append(Check("openvino", "unexplained", f"{type(exc).__name__}: {exc}"))
+    if ncnn:
+        from . import ncnn_oracle
+
+        try:
+            checks += ncnn_oracle.judge_ncnn(case)
+        except Exception as exc:  # noqa: BLE001 - an oracle bug must not hide the suite's checks
+            checks.append(Check("ncnn", "unexplained", f"{type(exc).__name__}: {exc}"))
     return Result(case, checks, time.perf_counter() - start)
 
 
-def run(cases: Iterable[Case], *, progress: bool = True, openvino: bool = False) -> list[Result]:
+def run(cases: Iterable[Case], *, progress: bool = True, openvino: bool = False, ncnn: bool = False) -> list[Result]:
     """Judge every case, showing a progress bar on the terminal when ``progress``."""
     cases = list(cases)
+    if ncnn:
+        from . import ncnn_oracle
+
+        try:
+            return _run(cases, progress, openvino=openvino, ncnn=ncnn)
+        finally:
+            ncnn_oracle.close()  # the oracle's child process
+    return _run(cases, progress, openvino=openvino, ncnn=ncnn)
+
+
+def _run(cases: list[Case], progress: bool, **oracles: bool) -> list[Result]:
     if not progress:
-        return [judge_case(c, openvino=openvino) for c in cases]
+        return [judge_case(c, **oracles) for c in cases]
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     results = []
@@ -82,6 +102,6 @@ def run(cases: Iterable[Case], *, progress: bool = True, openvino: bool = False)
         task = bar.add_task("conformance", total=len(cases))
         for case in cases:
             bar.update(task, description=f"{case.op} {case.name[:40]}")
-            results.append(judge_case(case, openvino=openvino))
+            results.append(judge_case(case, **oracles))
             bar.advance(task)
     return results

@@ -163,6 +163,10 @@ class OpSpec:
         ``matches``, ``explain``).
     bench : str
         The module of the op's benchmark cases and implementations (see :mod:`ortops.bench`).
+    ncnn : str
+        The module that judges the real ncnn runtime's answer on the op's cases (``RUNNER``,
+        ``expected``, ``isolate``, ``matches``, ``difference``, ``explain``; see
+        :mod:`ortops.conformance.ncnn_oracle`); empty for an op ncnn does not have.
     """
 
     domain: str
@@ -183,6 +187,7 @@ class OpSpec:
     conformance: str = ""
     oracle: str = ""
     bench: str = ""
+    ncnn: str = ""
 
     def type_param(self, name: str) -> TypeParam:
         """The :class:`TypeParam` called ``name``."""

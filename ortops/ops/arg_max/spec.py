@@ -42,4 +42,5 @@ ARG_MAX = OpSpec(
     conformance="ortops.ops.arg_max.conformance",
     oracle="ortops.ops.arg_max.oracle",
     bench="ortops.ops.arg_max.bench",
+    ncnn="ortops.ops.arg_max.ncnn_oracle",
 )
