@@ -18,7 +18,8 @@ How a case is judged
 * Cases ortops rejects with OpError run in a child of their own (real ncnn may corrupt its
   heap before it dies): ``explained`` when ncnn returns something or crashes (what it returned,
   or the signal and what it wrote to stderr, goes into the detail), ``skipped`` when ncnn
-  rejects the input too.
+  rejects the input too. Errors of a kind the op's judge lists in ``NOT_RUN`` (ArgMax: a dtype
+  other than float32, which ncnn's layer cannot even be given) are ``skipped`` without a run.
 * Ops that ncnn does not have (their spec has no ``ncnn`` module) get no ncnn check.
 
 Every explained or skipped check carries its topic (:mod:`ortops.divergences`) and its reason
@@ -124,6 +125,9 @@ def _reason(topic: str, op: str, fallback: str) -> str:
 
 def _judge_error(case: Case, error: OpError) -> Check:
     topic = divergences.ERROR_TOPICS.get(error.kind, "invalid-input")
+    not_run = getattr(_op_oracle(case), "NOT_RUN", {}).get(error.kind)
+    if not_run:
+        return check("skipped", topic, not_run, f"ortops: {error}")
     outcome = run_ncnn(case, fresh=True)
     if outcome.ok:
         return check("explained", topic, _reason(topic, case.op, _ERROR_RETURNED),

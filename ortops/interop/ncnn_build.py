@@ -155,7 +155,11 @@ def cmake_options(all_layers: Sequence[str], wanted: Sequence[str] = (), python:
 
 
 def _run(step: str, command: Sequence[str], log: Callable[[str], None], **kwargs) -> None:
-    log(f"{step}: {' '.join(str(c) for c in command)}")
+    shown = [str(c) for c in command]
+    off = [c for c in shown if c.startswith("-DWITH_LAYER_") and c.endswith("=OFF")]
+    if off:  # one line, not a hundred layer names
+        shown = [c for c in shown if c not in off] + [f"(and -DWITH_LAYER_<name>=OFF for the other {len(off)} layers)"]
+    log(f"{step}: {' '.join(shown)}")
     done = subprocess.run([str(c) for c in command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors="replace", **kwargs)
     if done.returncode != 0:

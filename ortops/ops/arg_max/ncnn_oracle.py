@@ -28,10 +28,14 @@ from ...conformance.isolated import Outcome
 from ...divergences import reason
 from .conformance import _describe, _identical
 
-__all__ = ["RUNNER", "expected", "isolate", "matches", "difference", "explain", "order_ranks"]
+__all__ = ["RUNNER", "NOT_RUN", "expected", "isolate", "matches", "difference", "explain", "order_ranks"]
 
 #: The function that runs ncnn's layer in the oracle's child process: (module, name).
 RUNNER = ("ortops.ops.arg_max.ncnn", "run")
+
+#: OpError kinds whose cases are not sent to ncnn, with the reason: ncnn's layer has no dtype
+#: (it reads float32 from whatever buffer it is given), so another dtype has no ncnn meaning.
+NOT_RUN = {"dtype": "ncnn's ArgMax reads float32 only (a Mat has no dtype); ortops refuses other dtypes: not run in ncnn"}
 
 
 def expected(inputs: dict, attrs: dict) -> np.ndarray:
