@@ -112,7 +112,10 @@ class Worker:
 
     def call(self, module: str, function: str, *args, **kwargs) -> Outcome:
         """``module.function(*args, **kwargs)`` in the child; never raises for what the child does."""
-        process = self._process if self._process is not None and self._process.poll() is None else self._start()
+        if self._process is not None and self._process.poll() is not None:  # died between calls
+            self._close_files(self._process)
+            self._process = None
+        process = self._process or self._start()
         self._stderr.seek(0, os.SEEK_END)
         offset = self._stderr.tell()
         message = pickle.dumps((module, function, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)

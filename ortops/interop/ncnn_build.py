@@ -192,8 +192,13 @@ def installed_release(python: str = sys.executable) -> tuple[str | None, list[st
     """(the ncnn version ``python`` imports or None, the needed layers it lacks), checked in a
     child interpreter (``create_layer`` prints to stderr for an unknown layer)."""
     layers = list(needed_layers())
-    code = ("import sys, ncnn\n"
-            f"missing = [n for n in {layers!r} if ncnn.create_layer(n) is None]\n"
+    code = ("import ncnn\n"
+            "def absent(name):\n"
+            "    try:\n"
+            "        return ncnn.create_layer(name) is None\n"
+            "    except Exception:\n"
+            "        return True\n"
+            f"missing = [n for n in {layers!r} if absent(n)]\n"
             "print(ncnn.__version__); print(','.join(missing))\n")
     done = subprocess.run([python, "-c", code], capture_output=True, text=True)
     if done.returncode != 0:

@@ -55,3 +55,13 @@ def test_a_hang_is_killed_and_reported():
         outcome = worker.call("time", "sleep", 30)
         assert not outcome.ok and outcome.crash == "no answer within 1 s"
         assert worker.call("builtins", "abs", -2).value == 2
+
+
+def test_a_child_that_died_between_calls_is_replaced():
+    with Worker() as worker:
+        assert worker.call("os", "getpid").ok
+        first = worker._process
+        first.kill()
+        first.wait()
+        again = worker.call("os", "getpid")
+        assert again.ok and again.value != first.pid
