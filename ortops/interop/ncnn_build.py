@@ -32,6 +32,7 @@ interpreter's (``sys.executable``): the oracle lands in the environment ortops r
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -176,6 +177,14 @@ def _download(directory: Path, log) -> Path:
     return found[0]
 
 
+def _check_hash(archive: Path) -> None:
+    """BuildError unless ``archive`` is the pinned source package (its sha256)."""
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    if digest != SDIST_SHA256:
+        raise BuildError(f"{archive} is not ncnn-{NCNN_RELEASE}.tar.gz from PyPI: sha256 {digest}, "
+                         f"expected {SDIST_SHA256}")
+
+
 def _extract(sdist: Path, directory: Path) -> Path:
     with tarfile.open(sdist) as archive:
         if hasattr(tarfile, "data_filter"):
@@ -214,8 +223,8 @@ def install(*, sdist: str | os.PathLike | None = None, build_dir: str | os.PathL
     Parameters
     ----------
     sdist : path, optional
-        ncnn's source package ``ncnn-1.0.20261020.tar.gz``, downloaded before; default: pip
-        downloads it (hash-pinned).
+        ncnn's source package ``ncnn-1.0.20261020.tar.gz``, downloaded before (its sha256 must
+        be the pinned one); default: pip downloads it (hash-pinned).
     build_dir : path, optional
         Where to extract and build (kept afterwards); default: a temporary directory, removed.
     jobs : int, optional
@@ -240,6 +249,7 @@ def install(*, sdist: str | os.PathLike | None = None, build_dir: str | os.PathL
         archive = Path(sdist) if sdist else _download(work / "download", log)
         if not archive.is_file():
             raise BuildError(f"--sdist {archive} is not a file")
+        _check_hash(archive)
         source = _extract(archive, work / "source")
         options = cmake_options(layers_in_source(source))
         build = work / "build"

@@ -102,3 +102,13 @@ def test_installed_release_of_an_interpreter_without_ncnn():
     """An interpreter that cannot import ncnn: no version, every layer missing."""
     found, lacking = ncnn_build.installed_release("/bin/false")
     assert found is None and lacking == list(ncnn_build.needed_layers())
+
+
+def test_an_sdist_that_is_not_the_pinned_one_is_refused(tmp_path, monkeypatch):
+    """--sdist keeps the pin: a file with another sha256 is refused before anything is built."""
+    fake = tmp_path / f"ncnn-{ncnn_build.NCNN_RELEASE}.tar.gz"
+    fake.write_bytes(b"not ncnn")
+    monkeypatch.setattr(ncnn_build, "find_tools", lambda: ncnn_build.Tools("cmake", "c++", "Ninja", "/include"))
+    with pytest.raises(ncnn_build.BuildError, match="sha256"):
+        ncnn_build.install(sdist=fake, build_dir=tmp_path / "build", log=lambda line: None)
+    assert not (tmp_path / "build" / "source").exists()
