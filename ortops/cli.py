@@ -1,6 +1,7 @@
 """The ``ortops`` command line: ``ortops conformance`` (the main job), ``ortops compare`` (a user's
 model in ONNX Runtime, OpenVINO and the reference, every difference explained), ``ortops lower``
-(exact standard-ONNX compositions of ortops nodes) and ``ortops bench``."""
+(exact standard-ONNX compositions of ortops nodes), ``ortops bench`` and ``ortops install-oracle
+ncnn`` (build the real ncnn runtime for ``--oracle ncnn``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ __all__ = ["main"]
 EXIT_OK, EXIT_UNEXPLAINED, EXIT_USAGE = 0, 1, 2
 
 #: Packages whose versions decide what the runtimes do; ``ortops --version`` names them.
-RUNTIME_PACKAGES = ("onnx", "onnxruntime", "onnxruntime-extensions", "numpy", "openvino")
+RUNTIME_PACKAGES = ("onnx", "onnxruntime", "onnxruntime-extensions", "numpy", "openvino", "ncnn")
 
 
 def _versions() -> str:
@@ -110,6 +111,15 @@ def _conformance(args: argparse.Namespace) -> int:
         return _usage_error(console, f"--save-cases {args.save_cases} is an existing file; give a directory")
     if args.from_dir and not args.case:
         return _usage_error(console, "--from DIR reruns saved cases: name them with --case NAME")
+
+    ncnn = "ncnn" in oracles
+    if ncnn:
+        from .conformance import ncnn_oracle
+
+        missing = ncnn_oracle.unavailable()
+        if missing:
+            return _usage_error(console, f"--oracle ncnn needs the real ncnn runtime built for ortops ({missing}): "
+                                         "build it with: ortops install-oracle ncnn")
     start = time.perf_counter()
     register()
     if args.case:
@@ -120,7 +130,7 @@ def _conformance(args: argparse.Namespace) -> int:
         why = "; ".join(notes) or "no suite has cases from the chosen --ops and --sources"
         return _usage_error(console, f"{len(cases)} cases to judge, fewer than the {needed} required "
                                      f"({'--min-cases' if args.min_cases else 'a run must judge at least one'}): {why}")
-    results = conformance.run(cases, progress=not args.no_progress, openvino=openvino)
+    results = conformance.run(cases, progress=not args.no_progress, openvino=openvino, ncnn=ncnn)
     seconds = time.perf_counter() - start
     json_path, md_path = conformance.write_reports(results, out, notes, seconds)
     if args.save_cases:
@@ -218,6 +228,21 @@ def _lower(args: argparse.Namespace) -> int:
         print(line)
     kind = "standalone (no ortops node left)" if report.standalone else "guarded (ortops needed to run it)"
     print(f"wrote {out}: {len(report.lowered)} lowered, {len(report.kept)} kept as PyOp; {kind}")
+
+def _install_oracle(args: argparse.Namespace) -> int:
+    from .interop import ncnn_build
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        ncnn_build.install(sdist=args.sdist, build_dir=args.build_dir, jobs=args.jobs, log=log)
+    except ncnn_build.MissingTools as exc:
+        print(f"ortops install-oracle: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ncnn_build.BuildError as exc:
+        print(f"ortops install-oracle: {exc}", file=sys.stderr)
+        return EXIT_UNEXPLAINED
     return EXIT_OK
 
 
@@ -236,9 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="only these ops (default: all)")
     conf.add_argument("--sources", nargs="+", choices=["seed-example", "onnx-backend-test", "generated", "real-model"],
                       help="only cases from these sources (default: all)")
-    conf.add_argument("--oracle", action="append", choices=["onnxruntime", "openvino"],
+    conf.add_argument("--oracle", action="append", choices=["onnxruntime", "openvino", "ncnn"],
                       help="oracles besides the reference (repeatable; onnxruntime always runs; "
-                           "openvino needs the openvino extra)")
+                           "openvino needs the openvino extra; ncnn needs 'ortops install-oracle ncnn')")
     conf.add_argument("--min-cases", type=int, metavar="N",
                       help="exit 2 unless at least N cases are judged (default: 1; a run that judges nothing fails)")
     conf.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -295,6 +320,19 @@ def build_parser() -> argparse.ArgumentParser:
                           "node has no exact composition. Default: guarded, each lowered node keeps its PyOp as "
                           "the fallback for inputs the composition cannot take exactly")
     low.set_defaults(func=_lower)
+
+    oracle = commands.add_parser(
+        "install-oracle", help="build a runtime the conformance run can use as an oracle (ncnn: from its source package)",
+        description="Build the real ncnn runtime with its ArgMax layer from ncnn's source package on PyPI "
+                    "(ncnn 1.0.20261020) and install it into this Python environment, for "
+                    "'ortops conformance --oracle ncnn'. Needs cmake, a C++ compiler, ninja or make, and "
+                    "Python's headers; about one minute on 2 cores.",
+        epilog="Exit status: 0 installed, 1 the build failed, 2 a build tool is missing.")
+    oracle.add_argument("runtime", choices=["ncnn"], help="the runtime to build")
+    oracle.add_argument("--sdist", metavar="FILE", help="ncnn's source package, downloaded before (default: pip downloads it)")
+    oracle.add_argument("--build-dir", metavar="DIR", help="build here and keep the tree (default: a temporary directory)")
+    oracle.add_argument("--jobs", type=int, metavar="N", help="parallel compile jobs (default: the number of CPUs)")
+    oracle.set_defaults(func=_install_oracle)
     commands.add_parser("bench", help="time ortops against ORT built-ins: same options as scripts/bench.py",
                         add_help=False)
     return parser

@@ -73,12 +73,15 @@ TOPICS: tuple[Topic, ...] = (
           '', '', '', False),
     Topic('openvino-missing', 'the openvino package is not installed',
           '', '', '', False),
+    Topic('ncnn-missing', "the real ncnn runtime with ortops' layers is not installed (ortops install-oracle ncnn)",
+          '', '', '', False),
 )
 _BY_KEY = {t.key: t for t in TOPICS}
 #: The topics the divergence matrix always shows, in order.
 MATRIX_ROWS: tuple[str, ...] = tuple(t.key for t in TOPICS if t.in_matrix)
 
 _OPENVINO = ("openvino 2026.4.1",)
+_NCNN = ("ncnn 1.0.20261020",)
 
 DIVERGENCES: tuple[Divergence, ...] = (
     Divergence('ties', 'TopK', "openvino",
@@ -133,6 +136,16 @@ DIVERGENCES: tuple[Divergence, ...] = (
     Divergence('ncnn-tie-rule', 'ArgMax', 'onnxruntime',
                "ncnn's tie rule: higher index first; ONNX TopK lower index first",
                ('onnxruntime 1.31.1', 'onnxruntime 1.32.0')),
+    # The real ncnn runtime (ortops install-oracle ncnn), fed without padding.
+    Divergence('nan', 'ArgMax', 'ncnn',
+               "ncnn's std::partial_sort of (value, index) pairs with std::greater has no consistent order with NaN (no strict weak order): where a NaN ranks depends on where it sits ([nan,1,inf,-inf,2,-0.0,0.0,3] topk=1 gave inf at index 2; topk=8 put NaN last); ortops' documented order ranks NaN above +inf, the higher index first among NaNs",
+               _NCNN),
+    Divergence('k-range', 'ArgMax', 'ncnn',
+               "ncnn checks neither topk against the element count nor an empty input: it reads past the data and returns stray values, or breaks its heap and aborts ('double free or corruption'), or segfaults; ortops raises OpError",
+               _NCNN),
+    Divergence('float-index-precision', 'ArgMax', 'ncnn',
+               "ncnn writes flat indices as float32: an index above 2**24 comes back silently rounded (2**24 + 1 as 2**24); ortops raises OpError",
+               _NCNN),
     Divergence('ncnn-tie-rule', 'ArgMax', 'onnx',
                "ncnn's tie rule: the last of equal maxima; this ONNX vector has select_last_index=0 (the first)",
                ('onnx 1.23.2',)),

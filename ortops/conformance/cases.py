@@ -18,9 +18,10 @@ SOURCES = ("seed-example", "onnx-backend-test", "generated", "real-model")
 
 
 #: Who judges: the NumPy reference of the spec, ORT's built-in ops, the OpenVINO runtime,
-#: outputs written by someone else (spec examples, ONNX's vectors), ortops' own checks, and
-#: the lowered paths (guarded and standalone) against the reference.
-ORACLE_FAMILIES = ("reference", "onnxruntime", "openvino", "expected", "ortops", "lowered")
+#: outputs written by someone else (spec examples, ONNX's vectors), ortops' own checks, the
+#: lowered paths (guarded and standalone) against the reference, and the real ncnn runtime
+#: (``--oracle ncnn``).
+ORACLE_FAMILIES = ("reference", "onnxruntime", "openvino", "expected", "ortops", "lowered", "ncnn")
 
 
 def oracle_family(oracle: str) -> str:
@@ -31,6 +32,8 @@ def oracle_family(oracle: str) -> str:
         return "lowered"
     if oracle.startswith("openvino"):
         return "openvino"
+    if oracle == "ncnn":
+        return "ncnn"
     if oracle.startswith("onnxruntime") or "inside the OCR graph" in oracle:
         return "onnxruntime"
     if oracle in ("ortops", "index dtype", "output dtype"):

@@ -10,8 +10,10 @@ checks of that column's oracle family are combined into one verdict (as ``report
 ``oracles`` does), and the cell says how many cases got each verdict. Reasons come only from
 checks judged under the row's own topic: a case whose difference is explained under another
 topic is counted as such ("2 explained under `nan`"), never quoted with that topic's reason.
-The spec columns quote the topic's row of the divergence table (the op specifications, and
-ncnn's algorithm, which cannot run here: the pip wheel has no ArgMax layer).
+The spec columns quote the topic's row of the divergence table (the op specifications). The
+ncnn column counts the real ncnn runtime's verdicts when ``--oracle ncnn`` judged cases in the
+run, like the other runtime columns; otherwise it quotes ncnn's algorithm as read from its
+source (the pip wheel has no ArgMax layer: ``ortops install-oracle ncnn`` builds one).
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ RUNTIME_COLUMNS = {"ORT built-in": ("onnxruntime",), "OpenVINO runtime": ("openv
                    "ortops": ("reference", "ortops")}
 SPEC_COLUMNS = {"ONNX spec": "onnx_spec", "OpenVINO spec": "openvino_spec", "ncnn": "ncnn"}
 #: Topics that say something about the run, not about semantics: never a row.
-_NOT_ROWS = ("openvino-missing",)
+_NOT_ROWS = ("openvino-missing", "ncnn-missing")
+#: The column that is a runtime column when the real ncnn judged cases, else a spec column.
+_NCNN = ("ncnn", ("ncnn",))
 #: dtype -> topic, read off the data the user's model carries.
 _DTYPE_TOPICS = {"uint64": "uint64", "float16": "float16-bfloat16", "bfloat16": "float16-bfloat16",
                  "float64": "float64-precision", "int64": "int32-narrowing", "uint32": "int32-narrowing"}
@@ -144,12 +148,15 @@ def matrix(results: Sequence[Result]) -> dict[str, dict[str, Cell | str]]:
             by_topic[topic].append(r)
     known = [t.key for t in divergences.TOPICS]
     rows = list(ROWS) + [t for t in known if t in by_topic and t not in ROWS]
+    ncnn_ran = any(oracle_family(c.oracle) == "ncnn" for r in results for c in r.checks)
     table = {}
     for topic in rows:
         row = divergences.topic(topic)
         cells: dict[str, Cell | str] = {}
         for column in COLUMNS:
-            if column in SPEC_COLUMNS:
+            if ncnn_ran and column == _NCNN[0]:
+                cells[column] = _cell(topic, by_topic.get(topic, []), _NCNN[1])
+            elif column in SPEC_COLUMNS:
                 cells[column] = getattr(row, SPEC_COLUMNS[column]) or "not a spec question"
             else:
                 cells[column] = _cell(topic, by_topic.get(topic, []), RUNTIME_COLUMNS[column])

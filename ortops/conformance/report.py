@@ -122,7 +122,7 @@ def _environment() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     env = {"python": platform.python_version(), "machine": platform.machine()}
-    for package in ("onnx", "onnxruntime", "onnxruntime-extensions", "numpy", "rapidocr-onnxruntime", "openvino"):
+    for package in ("onnx", "onnxruntime", "onnxruntime-extensions", "numpy", "rapidocr-onnxruntime", "openvino", "ncnn"):
         try:
             env[package] = version(package)
         except PackageNotFoundError:

@@ -56,11 +56,13 @@ def collect_cases(ops: Sequence[str] | None = None, sources: Sequence[str] | Non
     return cases, notes
 
 
-def judge_case(case: Case, *, openvino: bool = False) -> Result:
+def judge_case(case: Case, *, openvino: bool = False, ncnn: bool = False) -> Result:
     """Judge one case; an exception anywhere becomes an unexplained verdict, never a crash.
 
     With ``openvino``, the same ONNX model also runs in the OpenVINO runtime
-    (:mod:`ortops.conformance.openvino_oracle`) and is judged there.
+    (:mod:`ortops.conformance.openvino_oracle`) and is judged there. With ``ncnn``, a case of
+    an op ncnn has also runs in the real ncnn runtime, in a child process
+    (:mod:`ortops.conformance.ncnn_oracle`).
     """
     start = time.perf_counter()
     try:
@@ -75,6 +77,13 @@ def judge_case(case: Case, *, openvino: bool = False) -> Result:
             checks += openvino_oracle.judge_openvino(case)
         except Exception as exc:  # noqa: BLE001 - an oracle bug must not hide the suite's checks
             checks.append(Check("openvino", "unexplained", f"{type(exc).__name__}: {exc}"))
+    if ncnn:
+        from . import ncnn_oracle
+
+        try:
+            checks += ncnn_oracle.judge_ncnn(case)
+        except Exception as exc:  # noqa: BLE001 - an oracle bug must not hide the suite's checks
+            checks.append(Check("ncnn", "unexplained", f"{type(exc).__name__}: {exc}"))
     complete_differences(case, checks)
     return Result(case, checks, time.perf_counter() - start)
 
@@ -89,11 +98,22 @@ def _lowered_paths(case: Case) -> list[Check]:
         return [Check(lowering.ORACLES[0], "unexplained", f"{type(exc).__name__}: {exc}"[:400])]
 
 
-def run(cases: Iterable[Case], *, progress: bool = True, openvino: bool = False) -> list[Result]:
+def run(cases: Iterable[Case], *, progress: bool = True, openvino: bool = False, ncnn: bool = False) -> list[Result]:
     """Judge every case, showing a progress bar when ``progress`` and stdout is a terminal."""
     cases = list(cases)
+    if ncnn:
+        from . import ncnn_oracle
+
+        try:
+            return _run(cases, progress, openvino=openvino, ncnn=ncnn)
+        finally:
+            ncnn_oracle.close()  # the oracle's child process
+    return _run(cases, progress, openvino=openvino, ncnn=ncnn)
+
+
+def _run(cases: list[Case], progress: bool, **oracles: bool) -> list[Result]:
     if not progress or not sys.stdout.isatty():  # no bar (not even its blank line) in a pipe or a CI log
-        return [judge_case(c, openvino=openvino) for c in cases]
+        return [judge_case(c, **oracles) for c in cases]
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     results = []
@@ -102,6 +122,6 @@ def run(cases: Iterable[Case], *, progress: bool = True, openvino: bool = False)
         task = bar.add_task("conformance", total=len(cases))
         for case in cases:
             bar.update(task, description=f"{case.op} {case.name[:40]}")
-            results.append(judge_case(case, openvino=openvino))
+            results.append(judge_case(case, **oracles))
             bar.advance(task)
     return results

@@ -4,7 +4,8 @@ Each ``ortops/ops/<op>/`` holds everything about one op: ``spec.py`` (its :class
 ``checks.py`` (input validation), ``reference.py`` (the plain NumPy reference),
 ``kernel.py`` (the fast kernel the bridge runs), ``builder.py`` (ONNX models),
 ``openvino.py`` (the OpenVINO conversion), ``conformance.py`` (cases and judge) and
-``oracle.py`` (how OpenVINO's answer is judged). Adding an op is one new folder plus one
+``oracle.py`` (how OpenVINO's answer is judged); an op ncnn has also ``ncnn.py`` and
+``ncnn_oracle.py`` (real ncnn's layer, and how its answer is judged). Adding an op is one new folder plus one
 line in :data:`OPS`.
 """
 

@@ -169,6 +169,11 @@ class OpSpec:
     session_path : str
         The path :class:`ortops.InferenceSession` takes for the op by default (``"lowered"`` or
         ``"pyop"``): the faster exact one, as measured (README, Performance).
+
+    ncnn : str
+        The module that judges the real ncnn runtime's answer on the op's cases (``RUNNER``,
+        ``expected``, ``isolate``, ``matches``, ``difference``, ``explain``; see
+        :mod:`ortops.conformance.ncnn_oracle`); empty for an op ncnn does not have.
     """
 
     domain: str
@@ -191,6 +196,8 @@ class OpSpec:
     bench: str = ""
     lowering: str = ""
     session_path: str = "pyop"
+
+    ncnn: str = ""
 
     def type_param(self, name: str) -> TypeParam:
         """The :class:`TypeParam` called ``name``."""

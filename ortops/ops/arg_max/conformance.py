@@ -21,11 +21,12 @@ Oracles, and what is comparable
   position: equivalent when ``select_last_index=1``, or when the slice's maximum is unique.
   With ``select_last_index=0`` and a tied maximum ONNX takes the first, ncnn the last:
   *explained*. The whole tensor goes through the exact composition like every other case.
-* **not comparable here** - ncnn itself: the layer is off in default builds (the pip wheel
-  answers "layer ArgMax not exists"). Its one structural difference is documented, not
-  tested: ncnn's ``Mat::total()`` counts the padding that rounds each channel of a 3-D blob
-  up to 16 bytes, so on such blobs its flat indices (and the elements it ranks) differ;
-  ortops counts logical elements, in C order.
+* **real ncnn** - only with ``--oracle ncnn``, after ``ortops install-oracle ncnn`` (the layer
+  is off in default builds: the pip wheel answers "layer ArgMax not exists"); judged by
+  :mod:`ortops.ops.arg_max.ncnn_oracle`, fed as one unpadded channel. ncnn's
+  ``Mat::total()`` counts the padding that rounds each channel up to 16 bytes, so in its native
+  layouts its flat indices (and the elements it ranks) differ; ortops counts logical
+  elements, in C order.
 * **errors** - topk above the element count, an empty input and a selected index above 2**24
   must raise :class:`ortops.OpError` in ortops and in the reference (ncnn: undefined
   behaviour, or a silently rounded float32 index).

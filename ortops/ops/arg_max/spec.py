@@ -44,4 +44,6 @@ ARG_MAX = OpSpec(
     bench="ortops.ops.arg_max.bench",
     lowering="ortops.ops.arg_max.lowering",
     session_path="pyop",
+
+    ncnn="ortops.ops.arg_max.ncnn_oracle",
 )

@@ -1,0 +1,267 @@
+"""Build the real ncnn runtime, with the layers ortops' ``ortops.ncnn`` ops need, into this
+Python environment: ``ortops install-oracle ncnn``.
+
+The ncnn wheel on PyPI is built without the ArgMax layer (it answers "layer ArgMax not
+exists"), so the ncnn oracle of ``ortops conformance --oracle ncnn`` needs its own build. This
+module builds it from ncnn's source package on PyPI, pinned to one release
+(:data:`NCNN_RELEASE`), in five steps:
+
+1. **Check the tools**: cmake, a C++ compiler, ninja or make, and Python's headers. A missing
+   one is named with how to get it (:class:`MissingTools`; the CLI exits 2). They are not
+   installed automatically: cmake and ninja are on PyPI (``pip install cmake ninja``) but a
+   compiler is not, and a build should not add packages to the user's environment unasked.
+2. **Download** the source package with pip (``pip download --no-deps --no-binary :all:``).
+   It is named by its file on the registry, pinned by its sha256 (:data:`SDIST_URL`), not as
+   ``ncnn==1.0.20261020``: the package's own setup.py stamps *today's* date as its version,
+   so pip refuses the ``==`` form ("inconsistent version") on every day but the release day.
+   ``--sdist FILE`` takes a file downloaded before.
+3. **Configure and build** the Python module with CMake: ``-DNCNN_VERSION`` pins the version
+   that the generated ``python/setup.py`` writes; the layers of the ``ortops.ncnn`` ops
+   (``-DWITH_LAYER_argmax=ON``: off in ncnn's default build) on and every other layer off; no
+   Vulkan, tools, examples, benchmark, tests, runtime CPU dispatch or SDK install
+   (:func:`cmake_options`). About one minute on 2 cores.
+4. **Install** ``python/`` of the built tree with ``pip install --no-deps --force-reinstall``
+   (replacing a PyPI ncnn wheel if there is one). ``--no-deps``: ncnn declares tqdm, requests
+   and portalocker for its model zoo, which the oracle does not use.
+5. **Check** in a fresh interpreter that ``import ncnn`` gives :data:`NCNN_RELEASE` and that
+   ``ncnn.create_layer`` knows every needed layer.
+
+Nothing here runs on import; :func:`install` does the work. Python and pip are the running
+interpreter's (``sys.executable``): the oracle lands in the environment ortops runs in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Callable, NamedTuple, Sequence
+
+__all__ = ["NCNN_RELEASE", "NCNN_VERSION", "SDIST_URL", "SDIST_SHA256", "MissingTools", "BuildError", "Tools",
+           "find_tools", "needed_layers", "layers_in_source", "cmake_options", "install", "installed_release"]
+
+#: The ncnn release the oracle is built from (the PyPI version of its source package).
+NCNN_RELEASE = "1.0.20261020"
+#: ncnn's own version number of that release (CMake's ``NCNN_VERSION``).
+NCNN_VERSION = NCNN_RELEASE.rsplit(".", 1)[1]
+#: sha256 of ``ncnn-1.0.20261020.tar.gz`` on PyPI (checked by pip).
+SDIST_SHA256 = "ad8cdd63e9755cfa8e23b9b6d9ce46156077d80298a89e7c3ba325ffccfca200"
+#: The source package's file on PyPI, pinned by its hash.
+SDIST_URL = ("https://files.pythonhosted.org/packages/b7/50/32b5172afe7d3e0dce410b7d8f4a5b7b84b942a0d69affbaedf669de52bc/"
+             f"ncnn-{NCNN_RELEASE}.tar.gz#sha256={SDIST_SHA256}")
+
+_OFF = ("NCNN_VULKAN", "NCNN_BUILD_TOOLS", "NCNN_BUILD_EXAMPLES", "NCNN_BUILD_BENCHMARK", "NCNN_BUILD_TESTS",
+        "NCNN_RUNTIME_CPU", "NCNN_INSTALL_SDK")
+
+
+class MissingTools(RuntimeError):
+    """A tool the build needs is missing; the message names each one and how to get it."""
+
+
+class BuildError(RuntimeError):
+    """A step of the build failed; the message names the step and quotes its output's end."""
+
+
+class Tools(NamedTuple):
+    """The tools found for the build."""
+
+    cmake: str
+    cxx: str
+    generator: str  # "Ninja" or "Unix Makefiles"
+    python_include: str
+
+
+def _python_headers() -> str | None:
+    include = sysconfig.get_paths().get("include", "")
+    return include if include and Path(include, "Python.h").is_file() else None
+
+
+def find_tools(which: Callable[[str], str | None] = shutil.which, environ=os.environ) -> Tools:
+    """The build tools, or :class:`MissingTools` naming every missing one.
+
+    Parameters
+    ----------
+    which : callable, default shutil.which
+        How a program is looked up on PATH.
+    environ : mapping, default os.environ
+        ``CXX``, if set, names the C++ compiler (as CMake reads it).
+
+    Raises
+    ------
+    MissingTools
+        cmake, a C++ compiler (``$CXX``, c++, g++ or clang++), ninja or make, or Python's
+        headers (``Python.h``) is missing.
+    """
+    missing = []
+    cmake = which("cmake")
+    if cmake is None:
+        missing.append("cmake (pip install cmake, or the system package, e.g. apt-get install cmake)")
+    compilers = [environ["CXX"]] if environ.get("CXX") else ["c++", "g++", "clang++"]
+    cxx = next((found for found in map(which, compilers) if found), None)
+    if cxx is None:
+        missing.append(f"a C++ compiler ({' or '.join(compilers)} on PATH; e.g. apt-get install g++)")
+    ninja, make = which("ninja"), which("make")
+    if ninja is None and make is None:
+        missing.append("ninja or make (pip install ninja, or apt-get install ninja-build / make)")
+    include = _python_headers()
+    if include is None:
+        missing.append(f"Python's headers (Python.h, e.g. apt-get install python3-dev) for {sys.executable}")
+    if missing:
+        raise MissingTools("building the ncnn oracle needs " + "; ".join(missing))
+    return Tools(cmake, cxx, "Ninja" if ninja else "Unix Makefiles", include)
+
+
+def needed_layers() -> tuple[str, ...]:
+    """The ncnn layers the oracle needs: the op type of every ``ortops.ncnn`` op."""
+    from ..ops import NCNN_DOMAIN, OPS
+
+    return tuple(op.op_type for op in OPS if op.domain == NCNN_DOMAIN)
+
+
+def layers_in_source(source: Path) -> tuple[str, ...]:
+    """Every layer ncnn's ``src/CMakeLists.txt`` adds (``ncnn_add_layer(Name ...)``)."""
+    text = (Path(source) / "src" / "CMakeLists.txt").read_text(encoding="utf8")
+    return tuple(re.findall(r"^\s*ncnn_add_layer\((\w+)", text, flags=re.MULTILINE))
+
+
+def cmake_options(all_layers: Sequence[str], wanted: Sequence[str] = (), python: str = sys.executable) -> list[str]:
+    """The ``-D`` options of the build: the ``wanted`` layers on, every other layer off.
+
+    Raises
+    ------
+    BuildError
+        A wanted layer is not in ``all_layers`` (another ncnn release).
+    """
+    wanted = tuple(wanted) or needed_layers()
+    lower = {name.lower() for name in all_layers}
+    absent = [name for name in wanted if name.lower() not in lower]
+    if absent:
+        raise BuildError(f"ncnn {NCNN_RELEASE}'s source has no layer {', '.join(absent)}")
+    on = {name.lower() for name in wanted}
+    return [
+        "-DCMAKE_BUILD_TYPE=Release",
+        f"-DNCNN_VERSION={NCNN_VERSION}",
+        "-DNCNN_PYTHON=ON",
+        *(f"-D{option}=OFF" for option in _OFF),
+        f"-DPython_EXECUTABLE={python}", f"-DPython3_EXECUTABLE={python}", f"-DPYTHON_EXECUTABLE={python}",
+        *(f"-DWITH_LAYER_{name}={'ON' if name in on else 'OFF'}" for name in sorted(lower)),
+    ]
+
+
+def _run(step: str, command: Sequence[str], log: Callable[[str], None], **kwargs) -> None:
+    shown = [str(c) for c in command]
+    off = [c for c in shown if c.startswith("-DWITH_LAYER_") and c.endswith("=OFF")]
+    if off:  # one line, not a hundred layer names
+        shown = [c for c in shown if c not in off] + [f"(and -DWITH_LAYER_<name>=OFF for the other {len(off)} layers)"]
+    log(f"{step}: {' '.join(shown)}")
+    done = subprocess.run([str(c) for c in command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace", **kwargs)
+    if done.returncode != 0:
+        tail = "\n".join(done.stdout.strip().splitlines()[-25:])
+        raise BuildError(f"{step} failed (exit status {done.returncode}):\n{tail}")
+
+
+def _download(directory: Path, log) -> Path:
+    _run("download", [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                      "--dest", directory, f"ncnn @ {SDIST_URL}"], log)
+    found = sorted(directory.glob("ncnn-*.tar.gz"))
+    if not found:
+        raise BuildError(f"download: pip saved no ncnn source package in {directory}")
+    return found[0]
+
+
+def _check_hash(archive: Path) -> None:
+    """BuildError unless ``archive`` is the pinned source package (its sha256)."""
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    if digest != SDIST_SHA256:
+        raise BuildError(f"{archive} is not ncnn-{NCNN_RELEASE}.tar.gz from PyPI: sha256 {digest}, "
+                         f"expected {SDIST_SHA256}")
+
+
+def _extract(sdist: Path, directory: Path) -> Path:
+    with tarfile.open(sdist) as archive:
+        if hasattr(tarfile, "data_filter"):
+            archive.extractall(directory, filter="data")
+        else:  # Python < 3.11.4: no filters; the archive's hash was checked by pip
+            archive.extractall(directory)
+    roots = [p for p in directory.iterdir() if p.is_dir() and (p / "CMakeLists.txt").is_file()]
+    if len(roots) != 1:
+        raise BuildError(f"{sdist.name} does not hold one ncnn source tree")
+    return roots[0]
+
+
+def installed_release(python: str = sys.executable) -> tuple[str | None, list[str]]:
+    """(the ncnn version ``python`` imports or None, the needed layers it lacks), checked in a
+    child interpreter (``create_layer`` prints to stderr for an unknown layer)."""
+    layers = list(needed_layers())
+    code = ("import ncnn\n"
+            "def absent(name):\n"
+            "    try:\n"
+            "        return ncnn.create_layer(name) is None\n"
+            "    except Exception:\n"
+            "        return True\n"
+            f"missing = [n for n in {layers!r} if absent(n)]\n"
+            "print(ncnn.__version__); print(','.join(missing))\n")
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    if done.returncode != 0:
+        return None, layers
+    lines = done.stdout.splitlines() + ["", ""]
+    return lines[0].strip(), [n for n in lines[1].split(",") if n]
+
+
+def install(*, sdist: str | os.PathLike | None = None, build_dir: str | os.PathLike | None = None,
+            jobs: int | None = None, log: Callable[[str], None] = print) -> str:
+    """Build the ncnn oracle and install it into this environment; return the installed version.
+
+    Parameters
+    ----------
+    sdist : path, optional
+        ncnn's source package ``ncnn-1.0.20261020.tar.gz``, downloaded before (its sha256 must
+        be the pinned one); default: pip downloads it (hash-pinned).
+    build_dir : path, optional
+        Where to extract and build (kept afterwards); default: a temporary directory, removed.
+    jobs : int, optional
+        Parallel compile jobs (default: the number of CPUs).
+    log : callable
+        Gets one line per step.
+
+    Raises
+    ------
+    MissingTools
+        Before anything is downloaded, when a build tool is missing.
+    BuildError
+        When a step fails (its output's last lines are in the message), or when the installed
+        module lacks a needed layer.
+    """
+    tools = find_tools()
+    log(f"tools: cmake {tools.cmake}, C++ {tools.cxx}, generator {tools.generator}, headers {tools.python_include}")
+    jobs = jobs or os.cpu_count() or 1
+    with tempfile.TemporaryDirectory(prefix="ortops-ncnn-") as scratch:
+        work = Path(build_dir) if build_dir else Path(scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        archive = Path(sdist) if sdist else _download(work / "download", log)
+        if not archive.is_file():
+            raise BuildError(f"--sdist {archive} is not a file")
+        _check_hash(archive)
+        source = _extract(archive, work / "source")
+        options = cmake_options(layers_in_source(source))
+        build = work / "build"
+        env = {**os.environ, "CXX": tools.cxx}
+        _run("configure", [tools.cmake, "-G", tools.generator, "-S", source, "-B", build, *options], log, env=env)
+        _run("build", [tools.cmake, "--build", build, "--target", "pyncnn", "--parallel", str(jobs)], log, env=env)
+        _run("install", [sys.executable, "-m", "pip", "install", "--no-deps", "--force-reinstall",
+                         source / "python"], log)
+    version, missing = installed_release()
+    if version is None:
+        raise BuildError("check: the installed ncnn module does not import")
+    if missing:
+        raise BuildError(f"check: the installed ncnn {version} has no layer {', '.join(missing)}")
+    log(f"installed ncnn {version} with the layers {', '.join(needed_layers())}")
+    return version

@@ -1,0 +1,114 @@
+"""The ncnn oracle's build (``ortops install-oracle ncnn``): its tool check and its CMake options.
+
+The build itself (download, compile, install) is run by CI's ncnn step and checked by
+tests/conformance/test_ncnn_oracle.py against the module it installs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ortops import cli
+from ortops.interop import ncnn_build
+from ortops.ops import NCNN_DOMAIN, OPS
+
+
+def _which(missing: set[str]):
+    """A PATH on which exactly the programs in ``missing`` are absent."""
+    return lambda name: None if name in missing else f"/usr/bin/{name}"
+
+
+def test_all_tools_present():
+    tools = ncnn_build.find_tools(_which(set()), environ={})
+    assert tools.cmake == "/usr/bin/cmake" and tools.generator == "Ninja" and tools.cxx == "/usr/bin/c++"
+
+
+def test_make_is_used_without_ninja():
+    assert ncnn_build.find_tools(_which({"ninja"}), environ={}).generator == "Unix Makefiles"
+
+
+@pytest.mark.parametrize(("missing", "named"), [
+    ({"cmake"}, "cmake"),
+    ({"c++", "g++", "clang++"}, "a C++ compiler"),
+    ({"ninja", "make"}, "ninja or make"),
+])
+def test_a_missing_tool_is_named(missing, named):
+    with pytest.raises(ncnn_build.MissingTools) as info:
+        ncnn_build.find_tools(_which(missing), environ={})
+    message = str(info.value)
+    assert named in message
+    others = {"cmake": "cmake (", "a C++ compiler": "a C++ compiler", "ninja or make": "ninja or make"}
+    assert [n for n, text in others.items() if text in message] == [named]  # only the missing one is named
+
+
+def test_every_missing_tool_is_named_at_once():
+    with pytest.raises(ncnn_build.MissingTools) as info:
+        ncnn_build.find_tools(_which({"cmake", "c++", "g++", "clang++", "ninja", "make"}), environ={})
+    for named in ("cmake", "a C++ compiler", "ninja or make"):
+        assert named in str(info.value)
+
+
+def test_cxx_names_the_compiler():
+    found = ncnn_build.find_tools(_which({"c++", "g++", "clang++"}), environ={"CXX": "my-cxx"})
+    assert found.cxx == "/usr/bin/my-cxx"
+    with pytest.raises(ncnn_build.MissingTools, match="my-cxx"):
+        ncnn_build.find_tools(_which({"my-cxx"}), environ={"CXX": "my-cxx"})
+
+
+def test_the_cli_exits_2_naming_the_missing_tools(tmp_path, monkeypatch, capsys):
+    """An empty PATH: nothing is downloaded, the message names what to install, exit status 2."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CXX", raising=False)
+    status = cli.main(["install-oracle", "ncnn", "--build-dir", str(tmp_path / "build")])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "cmake" in err and "C++ compiler" in err and "ninja or make" in err
+    assert not (tmp_path / "build").exists()
+
+
+def test_needed_layers_are_the_ncnn_ops():
+    assert ncnn_build.needed_layers() == tuple(op.op_type for op in OPS if op.domain == NCNN_DOMAIN)
+    assert "ArgMax" in ncnn_build.needed_layers()
+
+
+def test_cmake_options_turn_on_only_the_needed_layers():
+    options = ncnn_build.cmake_options(["AbsVal", "ArgMax", "Softmax"], ["ArgMax"], python="/py")
+    assert "-DWITH_LAYER_argmax=ON" in options
+    assert "-DWITH_LAYER_absval=OFF" in options and "-DWITH_LAYER_softmax=OFF" in options
+    assert f"-DNCNN_VERSION={ncnn_build.NCNN_RELEASE.split('.')[-1]}" in options
+    assert "-DNCNN_VULKAN=OFF" in options and "-DNCNN_PYTHON=ON" in options
+    assert "-DPython3_EXECUTABLE=/py" in options
+
+
+def test_a_layer_missing_from_the_source_is_an_error():
+    with pytest.raises(ncnn_build.BuildError, match="ArgMax"):
+        ncnn_build.cmake_options(["AbsVal", "Softmax"], ["ArgMax"])
+
+
+def test_layers_are_read_from_the_source(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "CMakeLists.txt").write_text(
+        "include(x)\nncnn_add_layer(AbsVal)\nncnn_add_layer(ArgMax OFF)\n# ncnn_add_layer(Commented)\n"
+        "  ncnn_add_layer(BatchNorm)\n")
+    assert ncnn_build.layers_in_source(tmp_path) == ("AbsVal", "ArgMax", "BatchNorm")
+
+
+def test_the_pin_is_one_release():
+    assert ncnn_build.NCNN_RELEASE.startswith("1.0.")
+    assert ncnn_build.NCNN_RELEASE in ncnn_build.SDIST_URL and ncnn_build.SDIST_SHA256 in ncnn_build.SDIST_URL
+
+
+def test_installed_release_of_an_interpreter_without_ncnn():
+    """An interpreter that cannot import ncnn: no version, every layer missing."""
+    found, lacking = ncnn_build.installed_release("/bin/false")
+    assert found is None and lacking == list(ncnn_build.needed_layers())
+
+
+def test_an_sdist_that_is_not_the_pinned_one_is_refused(tmp_path, monkeypatch):
+    """--sdist keeps the pin: a file with another sha256 is refused before anything is built."""
+    fake = tmp_path / f"ncnn-{ncnn_build.NCNN_RELEASE}.tar.gz"
+    fake.write_bytes(b"not ncnn")
+    monkeypatch.setattr(ncnn_build, "find_tools", lambda: ncnn_build.Tools("cmake", "c++", "Ninja", "/include"))
+    with pytest.raises(ncnn_build.BuildError, match="sha256"):
+        ncnn_build.install(sdist=fake, build_dir=tmp_path / "build", log=lambda line: None)
+    assert not (tmp_path / "build" / "source").exists()
