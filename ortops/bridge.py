@@ -207,6 +207,9 @@ class _Kernel:
 _lock = threading.Lock()
 _kernels: dict[int, _Kernel] = {}
 _registered = False
+#: Functions making more PyOp registrations (e.g. the benchmark's identity op) that
+#: :func:`register` calls in its one batch (see :func:`also_register`).
+_also: list[Callable[[], None]] = []
 _local = threading.local()
 _fallback_hook: Callable | None = None
 
@@ -404,10 +407,23 @@ def register() -> None:
                     attrs=attrs,
                 )(kernel)
                 _kernels[id(opdef)] = kernel
+        for function in _also:
+            function()
         if _fallback_hook is None:
             _fallback_hook = _ocos._on_pyop_invocation
             PyCustomOpDef.install_hooker(_hook)
         _registered = True
+
+
+def also_register(function: Callable[[], None]) -> bool:
+    """Have :func:`register` call ``function`` (which makes ``onnx_op`` registrations of its
+    own) in the same batch as ortops' registrations. Returns False, and does nothing, when
+    :func:`register` already ran: a registration now could crash a session that exists."""
+    with _lock:
+        if _registered:
+            return False
+        _also.append(function)
+        return True
 
 
 def probe_model() -> bytes:

@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import bridge
 from .cases import op_bench
 
 __all__ = ["BENCH_DOMAIN", "PATHS", "path_of", "timed_options", "inputs", "plain_session", "identity_session",
@@ -66,30 +67,45 @@ def _identity(x):
 _identity_registered = False
 
 
-_identity_registered = False
+def _register_identity() -> None:
+    global _identity_registered
+    from onnxruntime_extensions import PyCustomOpDef, onnx_op
+
+    onnx_op(op_type=f"{BENCH_DOMAIN}::Identity", inputs=[PyCustomOpDef.dt_float],
+            outputs=[PyCustomOpDef.dt_float])(_identity)
+    _identity_registered = True
+
+
+# Registered in ortops.register()'s one batch: a PyOp registered after the extensions library
+# was loaded into a session would crash that session's next run (ortops.bridge.register).
+bridge.also_register(_register_identity)
 
 
 def identity_session():
     """An ortops session of one identity PyOp in domain :data:`BENCH_DOMAIN`.
 
-    The op is registered after ``ortops.register()``, so its calls go through ortops' hook
-    like ortops' ops do; the hook hands a PyOp it does not own to the library's own hook,
-    which converts the output with ``tolist()`` (negligible on the 8 elements it is timed on).
-    The body cannot raise: the bridge hands it a float32 array (the only registered input
-    type) and it returns that array, matching the declared float32 output.
+    The op is registered in the same batch as ortops' own ops (``ortops.bridge.also_register``,
+    when this module is imported), so its calls go through ortops' hook like ortops' ops do;
+    the hook hands a PyOp it does not own to the library's own hook, which converts the output
+    with ``tolist()`` (negligible on the 8 elements it is timed on). The body cannot raise: the
+    bridge hands it a float32 array (the only registered input type) and it returns that array,
+    matching the declared float32 output.
+
+    Raises
+    ------
+    RuntimeError
+        When ``ortops.bench`` was imported after ortops registered its ops (then the identity
+        op cannot be registered safely).
     """
-    global _identity_registered
     import onnx
     from onnx import TensorProto, helper
-    from onnxruntime_extensions import PyCustomOpDef, onnx_op
 
     import ortops
 
+    ortops.register()
     if not _identity_registered:
-        ortops.register()
-        onnx_op(op_type=f"{BENCH_DOMAIN}::Identity", inputs=[PyCustomOpDef.dt_float],
-                outputs=[PyCustomOpDef.dt_float])(_identity)
-        _identity_registered = True
+        raise RuntimeError("the benchmark's identity PyOp is registered with ortops' ops: import ortops.bench "
+                           "before the process creates its first ortops session")
     node = helper.make_node("Identity", ["data"], ["output"], domain=BENCH_DOMAIN, name="identity_pyop")
     graph = helper.make_graph([node], "identity_pyop",
                               [helper.make_tensor_value_info("data", TensorProto.FLOAT, ["d0", "d1"])],

@@ -11,8 +11,8 @@ checks of that column's oracle family are combined into one verdict (as ``report
 checks judged under the row's own topic: a case whose difference is explained under another
 topic is counted as such ("2 explained under `nan`"), never quoted with that topic's reason.
 The spec columns quote the topic's row of the divergence table (the op specifications). The
-ncnn column counts the real ncnn runtime's verdicts when ``--oracle ncnn`` judged cases in the
-run, like the other runtime columns; otherwise it quotes ncnn's algorithm as read from its
+ncnn column counts the real ncnn runtime's verdicts where ``--oracle ncnn`` judged cases of the
+row, like the other runtime columns; otherwise it quotes ncnn's algorithm as read from its
 source (the pip wheel has no ArgMax layer: ``ortops install-oracle ncnn`` builds one).
 """
 
@@ -154,8 +154,9 @@ def matrix(results: Sequence[Result]) -> dict[str, dict[str, Cell | str]]:
         row = divergences.topic(topic)
         cells: dict[str, Cell | str] = {}
         for column in COLUMNS:
-            if ncnn_ran and column == _NCNN[0]:
-                cells[column] = _cell(topic, by_topic.get(topic, []), _NCNN[1])
+            observed = _cell(topic, by_topic.get(topic, []), _NCNN[1]) if ncnn_ran and column == _NCNN[0] else None
+            if observed is not None and observed.judged:
+                cells[column] = observed
             elif column in SPEC_COLUMNS:
                 cells[column] = getattr(row, SPEC_COLUMNS[column]) or "not a spec question"
             else:
