@@ -198,6 +198,7 @@ def _compare(args: argparse.Namespace) -> int:
     report_console.print_line(console, f"Report: {md_path}, {html_path} and {json_path}")
     return compare_mod.exit_status(report)
 
+
 def _lower(args: argparse.Namespace) -> int:
     """``ortops lower IN -o OUT [--standalone]``: 0 written; 1 ``--standalone`` and some node has
     no exact composition (nothing written); 2 usage error (unreadable model, invalid node)."""
@@ -228,6 +229,8 @@ def _lower(args: argparse.Namespace) -> int:
         print(line)
     kind = "standalone (no ortops node left)" if report.standalone else "guarded (ortops needed to run it)"
     print(f"wrote {out}: {len(report.lowered)} lowered, {len(report.kept)} kept as PyOp; {kind}")
+    return EXIT_OK
+
 
 def _install_oracle(args: argparse.Namespace) -> int:
     from .interop import ncnn_build

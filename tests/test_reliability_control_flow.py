@@ -413,7 +413,7 @@ for kernel in bridge._kernels.values():            # every TopK registration sle
             time.sleep(30)
             return _compute(*args, **kwargs)
         kernel.compute = slow
-session = ortops.InferenceSession({str(path)!r})
+session = ortops.InferenceSession({str(path)!r}, path="pyop")  # the PyOp: its kernel is what this exercises
 start = time.monotonic()
 threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
 try:
@@ -456,7 +456,7 @@ import multiprocessing, sys
 import numpy as np
 import ortops
 
-session = ortops.InferenceSession({str(path)!r})
+session = ortops.InferenceSession({str(path)!r}, path="pyop")  # the PyOp: its kernel is what this exercises
 x = np.random.default_rng(0).random((64, 32000), dtype=np.float32)
 feed = {{"cond": np.array(True), "data": x, "k": np.array([50])}}
 values, indices = session.run(None, feed)        # large: the worker pool runs in the parent
@@ -502,7 +502,7 @@ for kernel in bridge._kernels.values():
             return _compute(*args, **kwargs)
         kernel.compute = counted
 feed = {{"M": np.array(5000), "data": np.ones((2, 3), np.float32), "ks": np.full((5000, 1), 9, np.int64)}}
-session = ortops.InferenceSession({str(path)!r})
+session = ortops.InferenceSession({str(path)!r}, path="pyop")  # the PyOp: its kernel is what this exercises
 try:
     session.run(None, feed)
 except ortops.OpError as exc:
