@@ -55,8 +55,9 @@ def _pair(check, case) -> str:
     family = _family(check)
     if family in ("reference", "ortops"):
         return "ortops vs the reference"
-    if family in ("onnxruntime", "openvino"):
-        return {"onnxruntime": "ortops vs ORT built-ins", "openvino": "ortops vs OpenVINO"}[family]
+    if family in ("onnxruntime", "openvino", "ncnn", "lowered"):
+        return {"onnxruntime": "ortops vs ORT built-ins", "openvino": "ortops vs OpenVINO",
+                "ncnn": "ortops vs real ncnn", "lowered": "lowered paths vs the reference"}[family]
     return {"onnx-backend-test": "ortops vs ONNX vectors", "seed-example": "ortops vs the seeds"}.get(
         case["source"], "ortops vs other expected outputs")
 
