@@ -18,17 +18,17 @@ which become initializers.
 
 from __future__ import annotations
 
-import functools
 import importlib
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from .. import dtypes
+from .. import dtypes, runtime
 from ..errors import OpError
 from ..ops import by_name
 from .cases import Case, Check
+from .sessions import session_options
 
 __all__ = ["ORACLES", "judge_paths"]
 
@@ -62,24 +62,28 @@ def _model(case: Case) -> onnx.ModelProto:
     return model
 
 
-@functools.lru_cache(maxsize=256)
+#: The :func:`ortops.runtime.cached` cache of the lowered paths' sessions, and its bound.
+CACHE, CACHE_SIZE = "conformance.lowered", 24
+
+
 def _sessions(serialized: bytes):
-    """(guarded session, standalone session or the reason there is none) for a model."""
+    """(guarded session, standalone session or the reason there is none) for a model: cached,
+    bounded and single-threaded like the runner's own sessions (:mod:`.sessions`)."""
+    return runtime.cached(CACHE, serialized, lambda: _build(serialized), limit=CACHE_SIZE)
+
+
+def _build(serialized: bytes):
     import onnxruntime as ort
 
     from ..lowering import lower
     from ..session import InferenceSession
 
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    guarded = InferenceSession(serialized, options, path="lowered")
+    guarded = InferenceSession(serialized, session_options(), path="lowered")
     try:
         standalone_model = lower(serialized, fallback="none").model
     except ValueError as exc:
         return guarded, str(exc)
-    quiet = ort.SessionOptions()
-    quiet.log_severity_level = 4
-    return guarded, ort.InferenceSession(standalone_model.SerializeToString(), quiet,
+    return guarded, ort.InferenceSession(standalone_model.SerializeToString(), session_options(),
                                          providers=["CPUExecutionProvider"])
 
 

@@ -58,7 +58,7 @@ def _build(serialized: bytes, with_ortops: bool):
     options = session_options()
     try:
         if with_ortops:
-            return InferenceSession(serialized, options)
+            return InferenceSession(serialized, options, path="pyop")  # lowered paths: conformance.lowering
         return ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - ORT's own words go into the report
         if _unavailable(exc):
