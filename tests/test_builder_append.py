@@ -9,7 +9,7 @@ from onnx import TensorProto, helper
 
 import ortops
 from ortops import builder
-from tests.conftest import brute_top_k
+from conftest import brute_top_k
 
 
 def _base() -> onnx.ModelProto:

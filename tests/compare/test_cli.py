@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ortops import cli
-from tests.compare import models
+from . import models
 
 
 def _compare(*args: str) -> int:

@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from ortops.compare import compare
-from tests.compare import models
+from . import models
 
 
 def _rows(report, runtime):

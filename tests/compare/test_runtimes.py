@@ -14,8 +14,8 @@ from onnx.reference import ReferenceEvaluator
 from ortops import builder
 from ortops.compare import compare, runtimes
 from ortops.compare.run import _save_feed
-from tests.compare import models
-from tests.conftest import brute_top_k
+from . import models
+from conftest import brute_top_k
 
 
 def _side_by_side() -> onnx.ModelProto:

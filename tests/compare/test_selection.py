@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ortops.compare.selection import judge_selection
-from tests.conftest import brute_top_k
+from conftest import brute_top_k
 
 
 def _answer(data, picks):
