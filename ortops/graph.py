@@ -48,20 +48,19 @@ def load_model(model, *, copy: bool = True, load_external_data: bool = True) -> 
 def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """``graph`` and every subgraph in it (``If`` branches, ``Loop``/``Scan`` bodies), depth first."""
     yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from graphs(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for g in attr.graphs:
-                    yield from graphs(g)
+    yield from _subgraphs(graph)
 
 
 def function_graphs(function: onnx.FunctionProto) -> Iterator[onnx.GraphProto | onnx.FunctionProto]:
     """A model-local function's body, then every subgraph inside it. A FunctionProto has
     ``node``, ``input`` and ``output`` like a graph."""
     yield function
-    for node in function.node:
+    yield from _subgraphs(function)
+
+
+def _subgraphs(body: onnx.GraphProto | onnx.FunctionProto) -> Iterator[onnx.GraphProto]:
+    """Every subgraph held by the nodes of ``body``, at any depth (:func:`graphs` of each)."""
+    for node in body.node:
         for attr in node.attribute:
             if attr.type == onnx.AttributeProto.GRAPH:
                 yield from graphs(attr.g)
