@@ -419,28 +419,30 @@ def _copy(node: onnx.NodeProto) -> onnx.NodeProto:
     return copy
 
 
-def _gate(b: Builder, value: str, checks) -> str:
-    """``value`` once every ``(ok, label)`` holds: Gathers that fail unless ``ok``, named
-    ``label`` (ORT's message quotes the failing node's name), summed into the shape of a
-    Reshape of ``value`` to its own shape (no copy)."""
+def _failing_gathers(b: Builder, checks) -> str:
+    """For every ``(ok, label)``, a Gather of index ``not ok`` from a one-element tensor, named
+    ``label``: it fails (index 1 out of range) unless ``ok``. Returns their sum (a [1] int64
+    zero when all hold), so that a later node depends on every check."""
     one = b.const(np.zeros(1, np.int64))
     failures = [b.add("Gather", [one, b.cast(b.add("Not", [ok]), TensorProto.INT64)], name=label)
                 for ok, label in checks]
     total = failures[0]
     for failure in failures[1:]:
         total = b.add("Add", [total, failure])
-    return b.add("Reshape", [value, b.add("Add", [b.add("Shape", [value]), total])])
+    return total
+
+
+def _gate(b: Builder, value: str, checks) -> str:
+    """``value`` once every ``(ok, label)`` holds: Gathers that fail unless ``ok``, named
+    ``label`` (ORT's message quotes the failing node's name), summed into the shape of a
+    Reshape of ``value`` to its own shape (no copy)."""
+    return b.add("Reshape", [value, b.add("Add", [b.add("Shape", [value]), _failing_gathers(b, checks)])])
 
 
 def _failure(b: Builder, checks, out_types: Sequence[int], out_ranks: Sequence[int | None]) -> list[str]:
     """An error branch: for every ``(ok, label)``, a Gather that fails unless ``ok``, named
     ``label`` (ORT's message quotes the failing node's name). Its outputs are never returned."""
-    one = b.const(np.zeros(1, np.int64))
-    failures = [b.add("Gather", [one, b.cast(b.add("Not", [ok]), TensorProto.INT64)], name=label)
-                for ok, label in checks]
-    total = failures[0]
-    for failure in failures[1:]:
-        total = b.add("Add", [total, failure])
+    total = _failing_gathers(b, checks)
     # Outputs of the right type and rank (never returned: one of the Gathers fails).
     return [b.add("Reshape", [b.cast(total, t), b.const(np.ones(r or 0, np.int64))]) for t, r in zip(out_types, out_ranks)]
 
