@@ -43,7 +43,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from . import dtypes
+from . import dtypes, runtime
 from .builder.schemas import register_schemas
 from .graph import check_node, graphs, load_model
 from .ops import DOMAINS, OPS
@@ -382,20 +382,19 @@ def _lower_node(node, op: OpSpec, attrs: dict, info: "_TypeInfo", opset: int | N
     return b.nodes
 
 
-_FACTS: frozenset | None = None
-
-
 def runtime_facts() -> frozenset:
-    """The runtime facts every op's lowering module probes in this process (cached)."""
-    global _FACTS
-    if _FACTS is None:
-        facts: set[str] = set()
-        for op in OPS:
-            module = _module(op)
-            if module is not None and hasattr(module, "runtime_facts"):
-                facts |= set(module.runtime_facts())
-        _FACTS = frozenset(facts)
-    return _FACTS
+    """The runtime facts every op's lowering module probes in this process (probed once:
+    :func:`ortops.runtime.cached`, the process's one home of caches)."""
+    return runtime.cached("lowering.facts", None, _probe_facts)
+
+
+def _probe_facts() -> frozenset:
+    facts: set[str] = set()
+    for op in OPS:
+        module = _module(op)
+        if module is not None and hasattr(module, "runtime_facts"):
+            facts |= set(module.runtime_facts())
+    return frozenset(facts)
 
 
 def _rename(nodes, renames: dict[str, str]) -> None:
