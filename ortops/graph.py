@@ -76,6 +76,22 @@ def model_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto | onnx.Func
         yield from function_graphs(function)
 
 
+def external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """Every tensor of ``model`` whose data lives in an external file: initializers and tensor
+    attributes (``Constant`` values, ...), in every graph and model-local function."""
+    from onnx.external_data_helper import uses_external_data
+
+    for graph in model_graphs(model):
+        for tensor in getattr(graph, "initializer", ()):  # a model-local function has none
+            if uses_external_data(tensor):
+                yield tensor
+        for node in graph.node:
+            for attr in node.attribute:
+                held = [attr.t] if attr.type == onnx.AttributeProto.TENSOR else \
+                    attr.tensors if attr.type == onnx.AttributeProto.TENSORS else ()
+                yield from (t for t in held if uses_external_data(t))
+
+
 class Names:
     """Fresh names for the nodes and values a rewrite adds, unique in the whole model.
 

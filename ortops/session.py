@@ -12,7 +12,7 @@ from onnx import TensorProto, helper
 from . import bridge, dtypes, runtime
 from .builder.schemas import SCHEMA_VERSION, register_schemas
 from .errors import OpError
-from .graph import Names, check_node, check_nodes, function_graphs, graphs, load_model, model_graphs
+from .graph import Names, check_node, check_nodes, external_tensors, function_graphs, graphs, load_model
 from .ops import DOMAINS
 from .ops.spec import OpSpec
 
@@ -411,20 +411,7 @@ def _load(model) -> tuple[onnx.ModelProto, str | None]:
         return load_model(model), None
     path = os.path.abspath(os.fspath(model))
     loaded = load_model(path, load_external_data=False)
-    return loaded, os.path.dirname(path) if _has_external_data(loaded) else None
-
-
-def _has_external_data(model: onnx.ModelProto) -> bool:
-    def tensors(graph):
-        yield from getattr(graph, "initializer", ())  # a model-local function has none
-        for node in graph.node:
-            for attr in node.attribute:
-                if attr.type == onnx.AttributeProto.TENSOR:
-                    yield attr.t
-                elif attr.type == onnx.AttributeProto.TENSORS:
-                    yield from attr.tensors
-
-    return any(t.data_location == TensorProto.EXTERNAL for g in model_graphs(model) for t in tensors(g))
+    return loaded, os.path.dirname(path) if any(external_tensors(loaded)) else None
 
 
 def _point_at_external_data(options, folder: str | None) -> None:

@@ -7,7 +7,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import ortops
-from ortops.graph import check_node, graphs, load_model
+from ortops.graph import check_node, external_tensors, graphs, load_model
 
 from helpers import top_k_model
 
@@ -65,3 +65,23 @@ def test_openvino_check_model_refuses_a_repeated_attribute_in_a_subgraph():
     with pytest.raises(ortops.OpError, match="appears more than once"):
         ov_interop.check_model(_inside_an_if(_with_repeated_attribute()))
     ov_interop.check_model(_inside_an_if(top_k_model()))  # a good node in a subgraph is fine
+
+
+def test_external_tensors_are_found_in_every_graph():
+    """Initializers and Constant values, in the main graph and inside an If branch."""
+    def external(tensor, location):
+        tensor.data_location = TensorProto.EXTERNAL
+        tensor.external_data.add(key="location", value=location)
+        return tensor
+
+    weights = external(helper.make_tensor("w", TensorProto.FLOAT, [1], [1.0]), "w.bin")
+    inner = external(helper.make_tensor("c", TensorProto.FLOAT, [1], [2.0]), "c.bin")
+    embedded = helper.make_tensor("e", TensorProto.FLOAT, [1], [3.0])
+    branch = helper.make_graph([helper.make_node("Constant", [], ["y"], value=inner)], "branch", [],
+                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    graph = helper.make_graph(
+        [helper.make_node("If", ["cond"], ["out"], then_branch=branch, else_branch=branch)], "main",
+        [helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1])], initializer=[weights, embedded])
+    found = [t.name for t in external_tensors(helper.make_model(graph))]
+    assert found == ["w", "c", "c"]  # the branch is held twice (then and else)

@@ -17,6 +17,8 @@ from typing import NamedTuple
 import onnx
 from onnx import helper
 
+from ..graph import external_tensors
+
 __all__ = ["AuditedNode", "ModelError", "audit_model", "external_files", "load", "node_label", "save"]
 
 
@@ -56,13 +58,13 @@ def load(path) -> onnx.ModelProto:
 
 
 def external_files(model: onnx.ModelProto) -> list[str]:
-    """The relative locations of the external data files the model's initializers use."""
+    """The relative locations of the external data files the model's tensors use (every graph's
+    initializers and tensor attributes: :func:`ortops.graph.external_tensors`)."""
     files = []
-    for tensor in model.graph.initializer:
-        if tensor.data_location == onnx.TensorProto.EXTERNAL:
-            location = next((e.value for e in tensor.external_data if e.key == "location"), None)
-            if location and location not in files:
-                files.append(location)
+    for tensor in external_tensors(model):
+        location = next((e.value for e in tensor.external_data if e.key == "location"), None)
+        if location and location not in files:
+            files.append(location)
     return files
 
 
