@@ -418,13 +418,22 @@ def _copy(node: onnx.NodeProto) -> onnx.NodeProto:
     return copy
 
 
-def _failing_gathers(b: Builder, checks) -> str:
-    """For every ``(ok, label)``, a Gather of index ``not ok`` from a one-element tensor, named
-    ``label``: it fails (index 1 out of range) unless ``ok``. Returns their sum (a [1] int64
-    zero when all hold), so that a later node depends on every check."""
-    one = b.const(np.zeros(1, np.int64))
-    failures = [b.add("Gather", [one, b.cast(b.add("Not", [ok]), TensorProto.INT64)], name=label)
-                for ok, label in checks]
+def _failures(b: Builder, checks) -> str:
+    """For every ``(ok, label)``, a Concat named ``label`` of a ``[1, 1]`` and a ``[1, 1 + not
+    ok]`` tensor of zeros along axis 0: it fails (the other axis does not match) unless ``ok``,
+    in ONNX Runtime and in OpenVINO alike. (A Gather out of range or a Reshape to another
+    element count fails in ORT, but OpenVINO 2026.4's CPU plugin returns zeros for the one and
+    reinterprets the memory for the other.) Returns their sum: an int64 zero when all hold,
+    on which a later node depends, so that every check runs first."""
+    zeros = b.const(np.zeros((1, 1), np.int64))
+    one = b.const(np.ones(2, np.int64))
+    failures = []
+    for ok, label in checks:
+        shape = b.add("Add", [one, b.add("Concat", [b.const(np.zeros(1, np.int64)),
+                                                     b.add("Reshape", [b.cast(b.add("Not", [ok]), TensorProto.INT64),
+                                                                       b.const(np.array([1], np.int64))])], axis=0)])
+        wide = b.add("ConstantOfShape", [shape], value=numpy_helper.from_array(np.zeros(1, np.int64)))
+        failures.append(b.reduce("ReduceSum", b.add("Concat", [zeros, wide], axis=0, name=label)))
     total = failures[0]
     for failure in failures[1:]:
         total = b.add("Add", [total, failure])
@@ -432,17 +441,17 @@ def _failing_gathers(b: Builder, checks) -> str:
 
 
 def _gate(b: Builder, value: str, checks) -> str:
-    """``value`` once every ``(ok, label)`` holds: Gathers that fail unless ``ok``, named
+    """``value`` once every ``(ok, label)`` holds: Reshapes that fail unless ``ok``, named
     ``label`` (ORT's message quotes the failing node's name), summed into the shape of a
     Reshape of ``value`` to its own shape (no copy)."""
-    return b.add("Reshape", [value, b.add("Add", [b.add("Shape", [value]), _failing_gathers(b, checks)])])
+    return b.add("Reshape", [value, b.add("Add", [b.add("Shape", [value]), _failures(b, checks)])])
 
 
 def _failure(b: Builder, checks, out_types: Sequence[int], out_ranks: Sequence[int | None]) -> list[str]:
-    """An error branch: for every ``(ok, label)``, a Gather that fails unless ``ok``, named
+    """An error branch: for every ``(ok, label)``, a Reshape that fails unless ``ok``, named
     ``label`` (ORT's message quotes the failing node's name). Its outputs are never returned."""
-    total = _failing_gathers(b, checks)
-    # Outputs of the right type and rank (never returned: one of the Gathers fails).
+    total = _failures(b, checks)
+    # Outputs of the right type and rank (never returned: one of the Reshapes fails).
     return [b.add("Reshape", [b.cast(total, t), b.const(np.ones(r or 0, np.int64))]) for t, r in zip(out_types, out_ranks)]
 
 

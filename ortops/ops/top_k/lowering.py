@@ -18,7 +18,7 @@ that sorts the selected indices ascending, and a GatherElements of the values.
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto
+from onnx import TensorProto, numpy_helper
 
 from ...checks import INT32_MAX
 from ...lowering import NotLowerable
@@ -154,11 +154,23 @@ def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.flo
     dim = b.add("Reshape", [b.add("Gather", [b.add("Shape", [key]), b.const(np.int64(axis))]),
                             b.const(np.array([1], np.int64))])
     _, by_value = b.add("TopK", [finite, dim], 2, axis=axis, largest=largest, sorted=1)
-    flags = b.add("GatherElements", [b.cast(is_nan, TensorProto.INT32), by_value], axis=axis)
-    # Stable again, by "is NaN": NaNs first for largest, last for smallest.
-    _, order = b.add("TopK", [flags, k], 2, axis=axis, largest=largest, sorted=1)
+    flags = b.add("GatherElements", [b.cast(is_nan, TensorProto.INT64), by_value], axis=axis)
+    # Then by "is NaN" (first for largest, last for smallest), keeping the first pass's order
+    # among equal flags through distinct keys flag * n + rank (the rank reversed for largest):
+    # no tie is left to the second TopK, whatever order a runtime gives equal keys.
+    rank = _positions(b, flags, axis)
+    if largest:
+        rank = b.add("Sub", [b.add("Sub", [dim, b.const(np.int64(1))]), rank])
+    keys = b.add("Add", [b.add("Mul", [flags, dim]), rank])
+    _, order = b.add("TopK", [keys, k], 2, axis=axis, largest=largest, sorted=1)
     indices = b.add("GatherElements", [by_value, order], axis=axis)
     return b.add("GatherElements", [key, indices], axis=axis), indices
+
+
+def _positions(b, x: str, axis: int) -> str:
+    """0, 1, 2, ... along ``axis``, int64, in the shape of ``x``."""
+    ones = b.add("ConstantOfShape", [b.add("Shape", [x])], value=numpy_helper.from_array(np.ones(1, np.int64)))
+    return b.add("CumSum", [ones, b.const(np.int64(axis))], exclusive=1)
 
 
 def fast(b, site) -> list[str]:
