@@ -31,6 +31,7 @@ class Divergence(NamedTuple):
     """One known divergence: a runtime's behaviour on a topic, and why it is not a bug of ortops.
 
     ``op`` is an op type, or None for every op; ``runtime`` is ``"openvino"`` (the CPU plugin),
+    ``"openvino-onnx"`` (OpenVINO running standard ONNX ops through its ONNX frontend),
     ``"onnxruntime"`` (its built-in ops), ``"onnx"`` (ONNX's own test vectors) or ``"ncnn"``;
     ``observed_with`` names the versions it was seen with.
     """
@@ -110,6 +111,13 @@ DIVERGENCES: tuple[Divergence, ...] = (
                _OPENVINO),
     Divergence('float16-bfloat16', 'ScatterElementsUpdate', "openvino",
                'OpenVINO computes float16 sums/products in float16; ortops in float64, rounded once',
+               _OPENVINO),
+    # OpenVINO running standard ONNX read by its ONNX frontend: the standalone lowering (ortops.lower).
+    Divergence('ties', None, "openvino-onnx",
+               "OpenVINO's ONNX frontend reads ONNX TopK as its TopK-11 with stable=false: among equal values it does not put the lower index first, which ONNX TopK specifies and the standalone lowering relies on (ONNX Runtime does); OpenVINO returns another valid selection (the same values, other indices among equal ones)",
+               _OPENVINO),
+    Divergence('float-index-precision', 'ArgMax', "openvino-onnx",
+               "OpenVINO let the standalone model's check of the selected flat index (at most 2**24, what float32 holds exactly) pass for 2**24 + 1 and returned it as float32 rounds it (2**24); ortops raises OpError",
                _OPENVINO),
     # ONNX Runtime's built-in ops and standard-op compositions, as the op suites observe them.
     Divergence('nan', 'TopK', 'onnxruntime',

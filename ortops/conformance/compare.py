@@ -6,7 +6,7 @@ import numpy as np
 
 from ..reporting.difference import Difference, preview
 
-__all__ = ["same", "describe_difference", "difference", "has_nan", "has_ties", "tolerance", "complete_differences"]
+__all__ = ["same", "bitwise_same", "describe_difference", "difference", "has_nan", "has_ties", "tolerance", "complete_differences"]
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -17,6 +17,16 @@ def same(a: np.ndarray, b: np.ndarray) -> bool:
     if a.dtype.kind == "f" or b.dtype.kind == "f":
         return bool(np.array_equal(a, b, equal_nan=True))
     return bool(np.array_equal(a, b))
+
+
+def bitwise_same(a: np.ndarray, b: np.ndarray) -> bool:
+    """:func:`same`, and every zero has the same sign (-0.0 is not +0.0)."""
+    if not same(a, b):
+        return False
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind != "f" and b.dtype.kind != "f":
+        return True
+    return bool(np.array_equal(np.signbit(a), np.signbit(b)))
 
 
 def tolerance(dtype) -> tuple[float, float]:

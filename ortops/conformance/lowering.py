@@ -30,10 +30,12 @@ from ..ops import by_name
 from .cases import Case, Check
 from .sessions import session_options
 
-__all__ = ["ORACLES", "judge_paths"]
+__all__ = ["ORACLES", "OPENVINO", "judge_paths", "judge_openvino"]
 
 #: The oracle names of the two checks.
 ORACLES = ("lowered (guarded)", "lowered (standalone)")
+#: The oracle name of the standalone model run natively in OpenVINO (``--oracle openvino``).
+OPENVINO = "lowered (standalone) in OpenVINO"
 
 
 def _model(case: Case) -> onnx.ModelProto:
@@ -161,3 +163,104 @@ def _judge(oracle: str, run, want, *, guarded: bool) -> Check:
         if why:
             return Check(oracle, "unexplained", "results differ from the reference", detail=f"output {i}: {why}")
     return Check(oracle, "agree")
+
+
+# --- the standalone model, natively in OpenVINO ------------------------------------------------
+
+#: The :func:`ortops.runtime.cached` cache of the standalone models compiled by OpenVINO, and its
+#: bound (OpenVINO's CPU plugin starts threads per compiled model).
+OPENVINO_CACHE, OPENVINO_CACHE_SIZE = "conformance.lowered_openvino", 16
+
+
+def _compiled(serialized: bytes):
+    """The case model's standalone lowering compiled by a plain OpenVINO Core (no ortops
+    extension: the model holds standard ops only), with its input names in order; or the
+    reason there is none."""
+    def build():
+        from ..interop.openvino import DEFAULT_CONFIG
+        from ..lowering import lower
+
+        try:
+            model = lower(serialized, fallback="none").model
+        except ValueError as exc:
+            return str(exc)
+        core = runtime.cached("openvino.plain_core", None, _plain_core)
+        compiled = core.compile_model(core.read_model(model.SerializeToString(), b""), "CPU", DEFAULT_CONFIG)
+        return compiled, [i.name for i in model.graph.input]
+
+    return runtime.cached(OPENVINO_CACHE, serialized, build, limit=OPENVINO_CACHE_SIZE)
+
+
+def _plain_core():
+    import openvino
+
+    return openvino.Core()
+
+
+def judge_openvino(case: Case) -> list[Check]:
+    """The standalone lowering of the case's model run natively in OpenVINO, judged against the
+    reference (oracle :data:`OPENVINO`, family ``lowered``): what a user gets from
+    ``ortops lower --standalone`` and ``openvino.Core().read_model``.
+
+    * ``agree``: the same outputs as the reference, bit for bit; or the reference raises
+      ``OpError`` and OpenVINO fails (the check nodes' error).
+    * ``explained``: a difference the op's oracle module shows to be a known behaviour of
+      OpenVINO (``explain_standalone``: e.g. OpenVINO's ONNX TopK breaks ties in another order;
+      for ScatterElementsUpdate the CPU plugin's arithmetic, as for its native op), with its
+      topic and reason from :mod:`ortops.divergences`.
+    * ``skipped``: OpenVINO is not installed, the case has no exact standalone composition, or
+      its inputs are not the op's own (bfloat16 cases).
+    * ``unexplained``: anything else, including outputs where the reference raises, and an
+      OpenVINO failure on an input the reference accepts.
+    """
+    from .openvino_oracle import available, message
+
+    op = by_name(case.op)
+    if not op.lowering:
+        return []
+    if not available():
+        return [Check(OPENVINO, "skipped", "openvino is not installed (pip install 'ortops[openvino]')",
+                      topic="openvino-missing")]
+    if case.details.get("dtype") == "bfloat16" or set(case.inputs) != set(op.inputs):
+        return [Check(OPENVINO, "skipped", "the case's inputs are not the op's own (cast inside its graph)")]
+    compiled = _compiled(_model(case).SerializeToString())
+    if isinstance(compiled, str):
+        return [Check(OPENVINO, "skipped", "no exact standard-ONNX composition", detail=compiled)]
+    compiled, names = compiled
+    want = _reference(case)
+    oracle = importlib.import_module(op.oracle)
+    try:
+        result = compiled([case.inputs[name] for name in names])
+        got = [np.asarray(result[output]) for output in compiled.outputs]
+    except RuntimeError as exc:
+        if isinstance(want, OpError):
+            return [Check(OPENVINO, "agree", detail=message(exc)[:300])]
+        return [Check(OPENVINO, "unexplained", "OpenVINO failed on a case the reference accepts",
+                      detail=message(exc)[:300])]
+    if isinstance(want, OpError):
+        explain = getattr(oracle, "explain_standalone_error", None)
+        explained = explain(case, got, want) if explain else None
+        if explained is not None:
+            return [_as_openvino(explained)]
+        return [Check(OPENVINO, "unexplained", "returned outputs where the reference raises",
+                      detail=f"{str(want)[:200]}; OpenVINO returned {_short(got)}")]
+    whys = [why for why in (_identical(g, w) for g, w in zip(got, want, strict=True)) if why]
+    if not whys:
+        return [Check(OPENVINO, "agree")]
+    explain = getattr(oracle, "explain_standalone", None) or oracle.explain
+    explained = explain(case, got, list(want))
+    if explained is not None:
+        return [_as_openvino(explained)]
+    return [Check(OPENVINO, "unexplained", "results differ from the reference", detail=f"{whys[0]}; OpenVINO: "
+                  f"{_short(got)}")]
+
+
+def _as_openvino(check: Check) -> Check:
+    """An op oracle's explained check, under this path's oracle name."""
+    return Check(OPENVINO, check.status, check.reason, check.detail, topic=check.topic, difference=check.difference)
+
+
+def _short(arrays) -> str:
+    from .openvino_oracle import short
+
+    return short(arrays)[:300]

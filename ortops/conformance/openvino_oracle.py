@@ -59,7 +59,7 @@ from .cases import Case, Check
 from .compare import describe_difference, same, tolerance
 
 __all__ = ["ORACLE", "TOPICS", "judge_openvino", "topic_of", "available", "check", "structured_difference",
-           "run_openvino", "short", "close",
+           "run_openvino", "short", "close", "order_ranks", "message",
            "to_work", "nan_evidence", "difference"]
 
 ORACLE = "openvino"
@@ -171,7 +171,7 @@ def to_work(array: np.ndarray, work) -> np.ndarray:
         return array.astype(work)
 
 
-def _order_ranks(data: np.ndarray) -> np.ndarray:
+def order_ranks(data: np.ndarray) -> np.ndarray:
     """``data`` replaced by its ranks in ortops' total order (-inf < ... < +inf < NaN; -0.0 ==
     +0.0; all NaNs equal), as the same dtype: an input without NaN or inf on which ortops
     selects and orders exactly as on ``data``."""
@@ -182,14 +182,14 @@ def _order_ranks(data: np.ndarray) -> np.ndarray:
 
 
 def nan_evidence(case: Case, fallback=None) -> str | None:
-    """Re-run OpenVINO on an order-equivalent input without NaN (:func:`_order_ranks`);
+    """Re-run OpenVINO on an order-equivalent input without NaN (:func:`order_ranks`);
     evidence when OpenVINO then agrees with ortops (or when ``fallback(case, got, want)``, the
     op's own evidence for an allowed difference, accepts the answer)."""
     data = case.inputs["data"]
     base = to_work(data, np.float32) if data.dtype == np.float64 else data  # the CPU plugin's own view
     if base.size >= 2**24:
         return None
-    inputs = {**case.inputs, "data": _order_ranks(base).astype(data.dtype)}
+    inputs = {**case.inputs, "data": order_ranks(base).astype(data.dtype)}
     ranked = Case(case.name, case.op, case.source, inputs, case.attrs)
     oracle = _op_oracle(case)
     got = run_openvino(ranked)
@@ -204,7 +204,7 @@ def nan_evidence(case: Case, fallback=None) -> str | None:
             "OpenVINO agrees with ortops")
 
 
-def _openvino_message(exc: Exception) -> str:
+def message(exc: Exception) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     useful = [ln for ln in lines if not ln.startswith(("Exception from", "Check '", "At:", "/"))]
     return " ".join(useful or lines or [type(exc).__name__])[:400]
@@ -233,8 +233,8 @@ def _judge_error(case: Case, error: OpError) -> Check:
     try:
         got = run_openvino(case)
     except (RuntimeError, OpError) as exc:
-        return check("skipped", topic, _ERROR_BOTH, f"ortops: {error}; OpenVINO: {_openvino_message(exc)}",
-                     Difference.outcome("ortops", ours, ORACLE, f"rejects: {_openvino_message(exc)}"))
+        return check("skipped", topic, _ERROR_BOTH, f"ortops: {error}; OpenVINO: {message(exc)}",
+                     Difference.outcome("ortops", ours, ORACLE, f"rejects: {message(exc)}"))
     return check("explained", topic, _ERROR_RETURNED, f"ortops: {error}; OpenVINO returns {short(got)}",
                  Difference.outcome("ortops", ours, ORACLE, f"returns {short(got)}"))
 
@@ -273,7 +273,7 @@ def judge_openvino(case: Case) -> list[Check]:
     try:
         got = run_openvino(case)
     except (RuntimeError, OpError) as exc:
-        return [check("unexplained", None, "OpenVINO failed on a case ortops accepts", _openvino_message(exc))]
+        return [check("unexplained", None, "OpenVINO failed on a case ortops accepts", message(exc))]
     wrong = oracle.check_output(case, got) if hasattr(oracle, "check_output") else None
     if wrong is not None:
         return [wrong]

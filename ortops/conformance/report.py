@@ -6,7 +6,8 @@ and HTML by :mod:`ortops.reporting`), in this order:
 1. the totals and how to read them;
 2. a summary per runtime pair (:func:`pair_summaries`): ortops vs the reference, vs ORT
    built-ins, vs OpenVINO, vs ONNX's vectors, vs the seeds (and vs other expected outputs),
-   vs real ncnn (``--oracle ncnn``), and the lowered paths (guarded, standalone) vs the reference,
+   vs real ncnn (``--oracle ncnn``), the lowered paths (guarded, standalone) vs the reference,
+   and the standalone lowering run natively in OpenVINO (``--oracle openvino``) vs the reference,
    each with its agree / explained / skipped / unexplained counts in cases and each explained
    or skipped topic with its count and one line of reason;
 3. the divergence matrix (:mod:`ortops.conformance.matrix`), counted in cases, as a
@@ -35,6 +36,7 @@ from ..reporting.difference import jsonable, preview
 from . import matrix
 from ..reporting.document import STATUSES as SHOWN
 from .cases import SOURCES, STATUSES, Check, Result, combine, oracle_family
+from .lowering import OPENVINO as OPENVINO_PATH
 
 __all__ = ["summary", "write_reports", "print_summary", "pair_summaries", "pair_of", "PAIRS", "document",
            "INLINE_INPUT_ITEMS"]
@@ -42,7 +44,7 @@ __all__ = ["summary", "write_reports", "print_summary", "pair_summaries", "pair_
 #: The runtime pairs of the summary, in order.
 PAIRS = ("ortops vs the reference", "ortops vs ORT built-ins", "ortops vs OpenVINO", "ortops vs ONNX vectors",
          "ortops vs the seeds", "ortops vs other expected outputs", "ortops vs real ncnn",
-         "lowered paths vs the reference")
+         "lowered paths vs the reference", "standalone lowering in OpenVINO vs the reference")
 #: Inputs with at most this many elements are printed whole in the non-agree table.
 INLINE_INPUT_ITEMS = 32
 
@@ -51,6 +53,7 @@ _PAIR_NOTES = {
     "ortops vs ONNX vectors": "no case from onnx-backend-test in this run",
     "ortops vs the seeds": "no case from seed-example in this run",
     "ortops vs real ncnn": "not run: add --oracle ncnn (build it first: ortops install-oracle ncnn)",
+    "standalone lowering in OpenVINO vs the reference": "not run: add --oracle openvino (needs the openvino extra)",
 }
 
 
@@ -73,7 +76,7 @@ def pair_of(check: Check, result: Result) -> str:
     if family == "ncnn":
         return PAIRS[6]
     if family == "lowered":
-        return PAIRS[7]
+        return PAIRS[8] if check.oracle == OPENVINO_PATH else PAIRS[7]
     source = result.case.source
     return PAIRS[3] if source == "onnx-backend-test" else PAIRS[4] if source == "seed-example" else PAIRS[5]
 

@@ -60,7 +60,8 @@ def judge_case(case: Case, *, openvino: bool = False, ncnn: bool = False) -> Res
     """Judge one case; an exception anywhere becomes an unexplained verdict, never a crash.
 
     With ``openvino``, the same ONNX model also runs in the OpenVINO runtime
-    (:mod:`ortops.conformance.openvino_oracle`) and is judged there. With ``ncnn``, a case of
+    (:mod:`ortops.conformance.openvino_oracle`) and is judged there, and so does its standalone
+    lowering, natively (:func:`ortops.conformance.lowering.judge_openvino`). With ``ncnn``, a case of
     an op ncnn has also runs in the real ncnn runtime, in a child process
     (:mod:`ortops.conformance.ncnn_oracle`).
     """
@@ -73,10 +74,16 @@ def judge_case(case: Case, *, openvino: bool = False, ncnn: bool = False) -> Res
     if openvino:
         from . import openvino_oracle
 
+        from . import lowering
+
         try:
             checks += openvino_oracle.judge_openvino(case)
         except Exception as exc:  # noqa: BLE001 - an oracle bug must not hide the suite's checks
             checks.append(Check("openvino", "unexplained", f"{type(exc).__name__}: {exc}"))
+        try:
+            checks += lowering.judge_openvino(case)
+        except Exception as exc:  # noqa: BLE001 - an oracle bug must not hide the suite's checks
+            checks.append(Check(lowering.OPENVINO, "unexplained", f"{type(exc).__name__}: {exc}"[:400]))
     if ncnn:
         from . import ncnn_oracle
 

@@ -55,6 +55,8 @@ def _pair(check, case) -> str:
     family = _family(check)
     if family in ("reference", "ortops"):
         return "ortops vs the reference"
+    if check["oracle"] == "lowered (standalone) in OpenVINO":
+        return "standalone lowering in OpenVINO vs the reference"
     if family in ("onnxruntime", "openvino", "ncnn", "lowered"):
         return {"onnxruntime": "ortops vs ORT built-ins", "openvino": "ortops vs OpenVINO",
                 "ncnn": "ortops vs real ncnn", "lowered": "lowered paths vs the reference"}[family]

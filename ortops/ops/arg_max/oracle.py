@@ -12,10 +12,10 @@ import numpy as np
 from ... import reference
 from ...conformance import openvino_oracle as ov
 from ...conformance.cases import Case, Check
-from ...conformance.compare import has_nan, same
+from ...conformance.compare import bitwise_same, has_nan, same
 from ...divergences import reason
 
-__all__ = ["model", "expected", "matches", "explain"]
+__all__ = ["model", "expected", "matches", "explain", "explain_standalone", "explain_standalone_error"]
 
 
 def model(case: Case):
@@ -45,3 +45,60 @@ def explain(case: Case, got, want) -> Check | None:
         return ov.check("explained", "nan", reason("nan", "openvino"),
                         f"{ov.difference(case, got, want)}; {evidence}; OpenVINO: {ov.short(got)}")
     return None
+
+
+# --- the standalone lowering, run natively in OpenVINO ------------------------------------------
+
+
+def _selection(ranks: np.ndarray, topk: int) -> np.ndarray:
+    """ncnn's selection on ``ranks`` (flat): descending, the higher index first among equals."""
+    backwards = np.argsort(-ranks[::-1], kind="stable")[:topk]
+    return ranks.size - 1 - backwards
+
+
+def explain_standalone(case: Case, got, want) -> Check | None:
+    """The standalone lowering run in OpenVINO (:mod:`ortops.conformance.lowering`): an
+    explained check (topic ``"ties"``) when OpenVINO's answer is another valid selection.
+
+    The lowering is ONNX TopK on the reversed data; OpenVINO's ONNX frontend reads ONNX TopK as
+    its TopK-11 with ``stable=false``, so among equal values it does not keep ncnn's rule (the
+    higher index first). The evidence: distinct flat indices, with values (``out_max_val``) equal
+    to the data's there, selecting the same values as ortops in ortops' order (NaN above +inf,
+    all NaNs equal, -0.0 == +0.0), in descending order."""
+    flat = case.inputs["data"].reshape(-1)
+    topk = case.attrs.get("topk", 1)
+    out = np.asarray(got[0])
+    if out.shape != want[0].shape:
+        return None
+    indices = out[-1].astype(np.int64)
+    if np.any(indices < 0) or np.any(indices >= flat.size) or len(set(indices.tolist())) != indices.size:
+        return None
+    if not np.array_equal(out[-1], indices.astype(np.float32)):
+        return None
+    if case.attrs.get("out_max_val", 0) and not bitwise_same(out[0], flat[indices].astype(out.dtype)):
+        return None
+    ranks = ov.order_ranks(flat).astype(np.float64)
+    chosen, ours = ranks[indices], ranks[_selection(ranks, topk)]
+    if not (np.array_equal(np.sort(chosen), np.sort(ours)) and np.all(np.diff(chosen) <= 0)):
+        return None
+    return Check("", "explained", reason("ties", "openvino-onnx", case.op),
+                 f"{ov.difference(case, got, want)}; OpenVINO's answer is another valid selection: the same values "
+                 f"in ortops' order (NaN above +inf, -0.0 == +0.0), descending, other flat indices among equal "
+                 f"values: {ov.short(got)}", topic="ties")
+
+
+def explain_standalone_error(case: Case, got, error) -> Check | None:
+    """The standalone lowering run in OpenVINO returned outputs where ortops raises: explained
+    (topic ``"float-index-precision"``) when ortops rejects a selected flat index above 2**24
+    and OpenVINO returned that index rounded as float32 rounds it (its TopK's indices past 2**24
+    are not exact: the check on them passed)."""
+    if error.kind != "precision":
+        return None
+    flat = case.inputs["data"].reshape(-1)
+    true = _selection(ov.order_ranks(flat).astype(np.float64), case.attrs.get("topk", 1))
+    out = np.asarray(got[0])
+    if out.shape[-1] != true.size or not np.array_equal(out[-1], true.astype(np.float32)):
+        return None
+    return Check("", "explained", reason("float-index-precision", "openvino-onnx", case.op),
+                 f"ortops: {error}; OpenVINO returns {ov.short(got)} for the flat indices {true.tolist()}",
+                 topic="float-index-precision")

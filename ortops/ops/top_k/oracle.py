@@ -16,12 +16,12 @@ from ... import reference
 from ...checks import normalize_axis
 from ...conformance import openvino_oracle as ov
 from ...conformance.cases import Case, Check
-from ...conformance.compare import has_nan, same
+from ...conformance.compare import bitwise_same, has_nan, same
 from ...divergences import reason
 from ...dtypes import INDEX_ELEMENT_TYPES, numpy_to_onnx
 from .conformance import valid_top_k
 
-__all__ = ["ALTERNATIVE", "model", "expected", "matches", "check_output", "explain"]
+__all__ = ["ALTERNATIVE", "model", "expected", "matches", "check_output", "explain", "explain_standalone"]
 
 #: What an accepted different answer is (the spec leaves it open).
 ALTERNATIVE = "another valid top-k among equal values"
@@ -147,3 +147,54 @@ def explain(case: Case, got, want) -> Check | None:
     if evidence:
         return ov.check("explained", "nan", reason("nan", "openvino"), f"{diff}; {evidence}; OpenVINO: {ov.short(got)}")
     return None
+
+
+# --- the standalone lowering, run natively in OpenVINO ------------------------------------------
+
+
+def _work(case: Case) -> tuple[str, np.dtype]:
+    """(topic, the type OpenVINO's CPU plugin computes the data in): a narrowing topic when that
+    type changes some value of the data, else ``"ties"``."""
+    data = case.inputs["data"]
+    for topic, _, work in _hypotheses(case):
+        narrowed = ov.to_work(data, work)
+        if work.kind == "f":
+            changed = not same(narrowed.astype(data.dtype), data)
+        else:  # as numbers: uint32 -> int32 loses nothing on the way back, but reorders
+            changed = not np.all(narrowed.astype(object) == data.astype(object))
+        if changed:
+            return topic, work
+    return "ties", data.dtype
+
+
+def explain_standalone(case: Case, got, want) -> Check | None:
+    """The standalone lowering run in OpenVINO (:mod:`ortops.conformance.lowering`): an
+    explained check when OpenVINO's answer is another valid top-k in ortops' order.
+
+    OpenVINO's ONNX frontend reads ONNX TopK as its TopK-11 with ``stable=false``, so among
+    equal values it does not put the lower index first, as ONNX TopK specifies and the lowering
+    relies on. The evidence, on the data as the CPU plugin computes it (int64/uint32 wrapped to
+    int32, float64 rounded to float32): every returned value is the data's value at its index
+    (bit for bit), the indices are distinct, and they select the same values as ortops in
+    ortops' order (NaN above +inf, all NaNs equal, -0.0 == +0.0) and in the order ``sort``
+    asks for. The topic is ``"ties"``, or the narrowing's when the type changed a value."""
+    data, attrs = case.inputs["data"], case.attrs
+    topic, work = _work(case)
+    seen = ov.to_work(data, work)
+    axis = normalize_axis("TopK", attrs["axis"], data.ndim)
+    indices = np.asarray(got[1]).astype(np.int64)
+    if indices.shape != want[1].shape or np.any(indices < 0) or np.any(indices >= data.shape[axis]):
+        return None
+    if not bitwise_same(np.take_along_axis(seen, indices, axis=axis), ov.to_work(np.asarray(got[0]), work)):
+        return None
+    ranks = ov.order_ranks(seen).astype(np.float64)
+    want_seen = expected({**case.inputs, "data": seen}, attrs)[1].astype(np.int64)
+    if not valid_top_k(ranks, axis, attrs, np.take_along_axis(ranks, indices, axis=axis), indices,
+                       np.take_along_axis(ranks, want_seen, axis=axis)):
+        return None
+    runtime = "openvino" if topic != "ties" else "openvino-onnx"
+    return Check("", "explained", reason(topic, runtime, case.op),
+                 f"{ov.difference(case, got, want)}; OpenVINO's answer is another valid top-k: the data's own "
+                 f"values{' as the CPU plugin computes them' if topic != 'ties' else ''}, the same selection in "
+                 f"ortops' order (NaN above +inf, -0.0 == +0.0), other indices among equal values: {ov.short(got)}",
+                 topic=topic)
