@@ -22,6 +22,11 @@ What an op's lowering module provides (``site`` is a :class:`Site`, ``b`` a :cla
     probed at run time (e.g. ``"topk_nan_order"``: ORT's TopK already orders NaN as ortops
     does, as ORT 1.32 does and 1.31 does not). :class:`ortops.InferenceSession` passes
     them as ``assume``; a model written to a file assumes nothing.
+``site.assume`` may also hold :data:`ERRORS_TRANSLATED`, which is no fact about the runtime
+    but a promise of the caller: a guarded lowering may then leave a check to a standard node
+    that fails, named after the reason, instead of routing the input to the PyOp
+    (:class:`ortops.InferenceSession` promises it: it re-runs a failed call on the PyOp path
+    and raises that path's :class:`OpError`). It saves the ``If`` around small inputs.
 ``fast(b, site) -> list[str]`` and ``exact(b, site) -> list[str]``
     The outputs, composed of standard ops: ``fast`` is exact when every check and hazard
     holds, ``exact`` whenever every check holds (standalone mode only; it may be slower).
@@ -49,7 +54,7 @@ from .graph import check_node, graphs, load_model
 from .ops import DOMAINS, OPS
 from .ops.spec import OpSpec
 
-__all__ = ["lower", "runtime_facts", "value_types", "Lowered", "LoweringReport", "LoweredNode", "KeptNode", "NotLowerable", "Site", "Builder",
+__all__ = ["lower", "runtime_facts", "ERRORS_TRANSLATED", "value_types", "Lowered", "LoweringReport", "LoweredNode", "KeptNode", "NotLowerable", "Site", "Builder",
            "FALLBACKS"]
 
 #: The values of ``lower(..., fallback=...)``.
@@ -57,6 +62,9 @@ FALLBACKS = ("pyop", "none")
 #: The default-domain opset a lowered model is raised to when nothing else uses that domain.
 LOWERED_OPSET = 18
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+#: In ``assume``: the caller turns an ORT failure of a lowered node into the PyOp's OpError (see
+#: the module's notes), so a guarded lowering may fail in a standard node instead of an If.
+ERRORS_TRANSLATED = "errors_translated"
 #: The ``doc_string`` of the PyOp fallback inside a guarded lowering's If.
 FALLBACK_MARK = "ortops.lower: the PyOp fallback of a guarded lowering"
 _MIN_IR_VERSION = 8  # opset 18
@@ -278,6 +286,8 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         raise ValueError(f"fallback={fallback!r} must be one of {FALLBACKS}")
     if ops is not None and fallback != "pyop":
         raise ValueError("ops= chooses nodes only with fallback='pyop'")
+    from .session import _check_input_types  # session imports this module
+
     model = load_model(model)
     register_schemas()
     current = _default_opset(model)
@@ -300,6 +310,8 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
                 nodes.append(node)
                 continue
             op, attrs = checked
+            # Input types as prepare_model checks them (OpError): a composition would cast them.
+            _check_input_types(node, op, info.elem_types(), subgraph=graph is not model.graph)
             try:
                 replacement = _lower_node(node, op, attrs, info, target, fallback, _prefix(node, taken), assume)
             except NotLowerable as exc:
@@ -486,8 +498,7 @@ def _set_opset(model: onnx.ModelProto, version: int) -> None:
 
 def value_types(model: onnx.ModelProto) -> dict[str, int]:
     """The inferred ONNX element type of every value of ``model``, subgraphs included."""
-    info = _TypeInfo(model)
-    return {name: elem for name, (elem, _) in info._types.items()}
+    return _TypeInfo(model).elem_types()
 
 
 class _TypeInfo:
@@ -521,6 +532,9 @@ class _TypeInfo:
 
     def elem_type(self, name: str) -> int:
         return self._types.get(name, (0, None))[0]
+
+    def elem_types(self) -> dict[str, int]:
+        return {name: elem for name, (elem, _) in self._types.items()}
 
     def rank(self, name: str) -> int | None:
         return self._types.get(name, (0, None))[1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
@@ -13,6 +14,7 @@ from . import bridge, dtypes, runtime
 from .builder.schemas import SCHEMA_VERSION, register_schemas
 from .errors import OpError
 from .graph import Names, check_node, check_nodes, external_tensors, function_graphs, graphs, load_model
+from .lowering import ERRORS_TRANSLATED, lower, runtime_facts
 from .ops import DOMAINS
 from .ops.spec import OpSpec
 
@@ -27,6 +29,8 @@ _UNCARRIED = {t.onnx for t in dtypes.CARRIED_TYPES}
 # integer ``to`` from Cast-6. ORT checks the Casts against the model's opset import.
 _CAST_OPSET = {TensorProto.FLOAT16: 6, TensorProto.BFLOAT16: 13}
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+#: The domains whose ops ONNX Runtime has built in (no custom-op library needed).
+_ORT_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "com.microsoft", "com.microsoft.nchwc", "ai.onnx.preview.training")
 
 
 def _element_types(model: onnx.ModelProto) -> dict[str, int]:
@@ -429,8 +433,6 @@ def _point_at_external_data(options, folder: str | None) -> None:
 def _lower_for_session(model: onnx.ModelProto, path: str):
     """``(model, report)``: ``model`` with the nodes ``path`` chooses lowered (guarded), and
     the :class:`ortops.LoweringReport` (None for ``path="pyop"``)."""
-    from .lowering import lower, runtime_facts
-
     if path not in PATHS:
         raise ValueError(f"path={path!r} must be one of {PATHS}")
     if path == "pyop":
@@ -440,7 +442,8 @@ def _lower_for_session(model: onnx.ModelProto, path: str):
         def chosen(node: onnx.NodeProto) -> bool:
             checked = check_node(node)
             return checked is not None and checked[0].session_path == "lowered"
-    return lower(model, fallback="pyop", ops=chosen, assume=runtime_facts())
+    # The session re-runs a failed call on the PyOp path (InferenceSession._translated).
+    return lower(model, fallback="pyop", ops=chosen, assume=runtime_facts() | {ERRORS_TRANSLATED})
 
 
 class InferenceSession:
@@ -457,7 +460,10 @@ class InferenceSession:
         model's folder).
     sess_options : onnxruntime.SessionOptions, optional
         Extended by :func:`session_options` (execution becomes sequential: errors are
-        matched to the thread that ran the call). When it leaves ``log_severity_level``
+        matched to the thread that ran the call) when some node runs as a PyOp; when every
+        ortops node is lowered and none is left as a PyOp, they are used as they are (no
+        extensions library: the session is created as fast as a plain one, plus the
+        lowering). When it leaves ``log_severity_level``
         unset, the session logs errors only: a failed op's empty outputs would make ORT warn
         about output shapes next to every :class:`OpError`. Set it (e.g. to 2) to see ORT's
         warnings.
@@ -502,12 +508,29 @@ class InferenceSession:
         loaded, external_data_folder = _load(model)
         lowered, self.lowering = _lower_for_session(loaded, path)
         self.model = _prepare(lowered)
-        kwargs["disabled_optimizers"] = [*kwargs.get("disabled_optimizers", ()), "EliminateIdentity"]
-        options = session_options(sess_options)
+        # For a call that fails on a lowered node: the PyOp path's session, made when needed.
+        self._source = model if self.lowered_nodes else None
+        self._providers, self._pyop = providers, None
+        # Nodes of domains ORT does not know itself (ortops' PyOps, others' custom ops) need the
+        # extensions library and the bridge's error capture; without them, a plain session.
+        bodies = [*graphs(self.model.graph), *(b for f in self.model.functions for b in function_graphs(f))]
+        known = {*_ORT_DOMAINS, *(f.domain for f in self.model.functions)}  # calls of local functions
+        self._bridged = any(n.domain not in known for body in bodies for n in body.node)
+        if self._bridged:
+            kwargs["disabled_optimizers"] = [*kwargs.get("disabled_optimizers", ()), "EliminateIdentity"]
+            options = session_options(sess_options)
+        else:  # every ortops node lowered, none kept as PyOp: a plain session, no extensions library
+            options = sess_options if sess_options is not None else ort.SessionOptions()
         _point_at_external_data(options, external_data_folder)
         unset = options.log_severity_level < 0  # ORT's default logger: warnings included
         if unset:
             options.log_severity_level = _QUIET
+        # The run options of a call without its own when ORT's log was left to ortops (errors
+        # only): a check left to a standard node would log its failure before the OpError.
+        self._quiet = None
+        if unset and self._source is not None:
+            self._quiet = ort.RunOptions()
+            self._quiet.log_severity_level = 4
         try:
             self._session = ort.InferenceSession(
                 self.model.SerializeToString(),
@@ -525,15 +548,83 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None) -> list:
         """Run like ``onnxruntime.InferenceSession.run``; raise :class:`OpError` on an op error."""
-        return self._captured(self._session.run, output_names, input_feed, run_options)
+        return self._translated("run", output_names, input_feed, run_options)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None) -> list:
         """``run`` with ``onnxruntime.OrtValue`` inputs and outputs (e.g. bfloat16); OpError as ``run``."""
-        return self._captured(self._session.run_with_ort_values, output_names, input_dict_ort_values, run_options)
+        return self._translated("run_with_ort_values", output_names, input_dict_ort_values, run_options)
 
     def run_with_iobinding(self, iobinding, run_options=None) -> None:
-        """``run`` with an ``onnxruntime.IOBinding``; OpError as ``run``."""
-        return self._captured(self._session.run_with_iobinding, iobinding, run_options)
+        """``run`` with an ``onnxruntime.IOBinding``; OpError as ``run``. A binding from this
+        session's :meth:`io_binding` remembers its CPU and OrtValue inputs, so that a call that
+        fails on a lowered node can be re-run on the PyOp path (inputs bound by pointer with
+        ``bind_input`` cannot be: then ORT's error, which names the failing node)."""
+        options = self._quiet if run_options is None and self._quiet is not None else run_options
+        failure = None
+        try:
+            return self._captured(self._session.run_with_iobinding, iobinding, options)
+        except OpError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - re-raised below unless the PyOp path names an OpError
+            feed = getattr(iobinding, "replayable", lambda: None)()
+            if self._source is None or feed is None:
+                raise
+            failure = exc.with_traceback(None)
+        error = self._rerun("run_with_ort_values", (None, feed, None))
+        feed = None
+        try:
+            raise error if error is not None else failure  # outside the handler: no context
+        finally:
+            del error, failure
+
+    def io_binding(self) -> "_Binding":
+        """An ``onnxruntime.IOBinding`` of this session that remembers its CPU and OrtValue
+        inputs (see :meth:`run_with_iobinding`)."""
+        return _Binding(self._session)
+
+    def _translated(self, method: str, *args):
+        """``method`` of the wrapped session on ``args`` (:meth:`_captured`). When ORT fails
+        and some node was lowered, the lowering may have left a check to a standard node
+        (:data:`ortops.lowering.ERRORS_TRANSLATED`): the call is then re-run on the PyOp path,
+        and its :class:`OpError`, if it raises one, is raised from ORT's error; otherwise ORT's
+        error is raised as it is."""
+        run = getattr(self._session, method)
+        if not self._bridged and self._source is None:
+            return run(*args)  # no PyOp, nothing lowered: ORT's own call, nothing to capture
+        if args[2] is None and self._quiet is not None:
+            args = (*args[:2], self._quiet)  # the failing check is expected: not on stderr too
+        failure = None
+        try:
+            return self._captured(run, *args) if self._bridged else run(*args)
+        except OpError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - re-raised below unless the PyOp path names an OpError
+            if self._source is None:
+                raise
+            failure = exc.with_traceback(None)
+        error = self._rerun(method, args)
+        args = None
+        try:
+            # Raised outside the handler: the error keeps no context, no traceback into ORT's
+            # call, hence no reference to the inputs.
+            raise error if error is not None else failure
+        finally:
+            del error, failure
+
+    def _rerun(self, method: str, args) -> OpError | None:
+        """The OpError of ``method`` on ``args`` on the PyOp path, or None if it raises none."""
+        try:
+            self._captured(getattr(self._pyop_session(), method), *args)
+        except OpError as error:
+            return error.with_traceback(None)
+        except Exception:  # noqa: BLE001 - the PyOp path fails too: ORT's first error stands
+            return None
+        return None
+
+    def _pyop_session(self) -> "InferenceSession":
+        if self._pyop is None:
+            self._pyop = InferenceSession(self._source, providers=self._providers, path="pyop")
+        return self._pyop
 
     @staticmethod
     def _captured(run, *args):
@@ -563,3 +654,44 @@ class InferenceSession:
 
     def __getattr__(self, name):
         return getattr(self._session, name)
+
+
+def _binding_class():
+    import onnxruntime as ort
+
+    class Binding(ort.IOBinding):
+        """An ``onnxruntime.IOBinding`` that remembers the inputs bound from NumPy arrays and
+        OrtValues (by name), so that its call can be replayed on another session."""
+
+        def __init__(self, session):
+            super().__init__(session)
+            self._replay: dict | None = {}
+
+        def bind_cpu_input(self, name, arr_on_cpu):
+            super().bind_cpu_input(name, arr_on_cpu)
+            if self._replay is not None:
+                self._replay[name] = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(arr_on_cpu))
+
+        def bind_ortvalue_input(self, name, ortvalue):
+            super().bind_ortvalue_input(name, ortvalue)
+            if self._replay is not None:
+                self._replay[name] = ortvalue
+
+        def bind_input(self, *args, **kwargs):
+            super().bind_input(*args, **kwargs)
+            self._replay = None  # bound by pointer: cannot be replayed
+
+        def clear_binding_inputs(self):
+            super().clear_binding_inputs()
+            self._replay = {}
+
+        def replayable(self) -> dict | None:
+            """The bound inputs as OrtValues by name, or None when some cannot be replayed."""
+            return dict(self._replay) if self._replay is not None else None
+
+    return Binding
+
+
+def _Binding(session):
+    """A remembering IOBinding of ``session`` (an ``onnxruntime.InferenceSession``)."""
+    return runtime.cached("session.binding_class", None, _binding_class)(session)

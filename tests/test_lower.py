@@ -233,3 +233,55 @@ def test_lowering_a_guarded_model_again_leaves_its_fallbacks_alone():
     with pytest.raises(ortops.OpError) as info:
         session.run(None, {"data": data, "k": np.array([9])})
     assert info.value.node_name == "top_k"  # the fallback went through the bridge's named twin
+
+
+def _session_ops(session) -> set[str]:
+    from ortops.graph import graphs
+
+    return {n.op_type for g in graphs(session.model.graph) for n in g.node}
+
+
+def test_session_leaves_the_k_check_to_topk_and_still_raises_op_error():
+    """With a dynamic k, InferenceSession's lowering has no If and no PyOp when this ORT's TopK
+    rejects bad k itself (a probed fact): a failed call is re-run on the PyOp path for its
+    OpError. Without the fact the guard is an If around the PyOp."""
+    facts = lower_module.runtime_facts()
+    model = builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="index", index_element_type="i64")
+    session = ortops.InferenceSession(model)
+    data = np.array([[3, 1, 3, 2, -0.0, 0.0]], np.float32)
+    if "topk_rejects_bad_k" in facts:
+        assert "If" not in _session_ops(session) and not any(o.startswith("TopK_i") for o in _session_ops(session))
+    for k in (0, 7, -1, -2 ** 63):
+        with pytest.raises(ortops.OpError, match=f"k={k} is outside") as info:
+            session.run(None, {"data": data, "k": np.array([k])})
+        assert info.value.node_name == "top_k" and info.value.kind == "k_range", info.value
+        got = session.run(None, {"data": data, "k": np.array([4])})  # still works
+        want = reference.top_k(data, 4, axis=1, mode="max", sort="index", index_element_type="i64")
+        assert_identical(got[0], want.values) and assert_identical(got[1], want.indices)
+    without = lower_module.lower(model, assume=facts - {"topk_rejects_bad_k"} | {lower_module.ERRORS_TRANSLATED})
+    assert "If" in {n.op_type for n in without.model.graph.node}
+
+
+def test_session_iobinding_with_a_bad_k_fails_naming_the_check():
+    import onnxruntime as ort
+
+    model = builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="value", index_element_type="i64")
+    session = ortops.InferenceSession(model)
+    binding = session.io_binding()
+    binding.bind_cpu_input("data", np.ones((1, 3), np.float32))
+    binding.bind_cpu_input("k", np.array([0], np.int64))
+    for name in ("values", "indices"):
+        binding.bind_output(name)
+    with pytest.raises((ortops.OpError, ort.capi.onnxruntime_pybind11_state.Fail, RuntimeError),
+                       match="rejects its input|k="):
+        session.run_with_iobinding(binding)
+
+
+def test_lower_refuses_an_input_type_the_op_does_not_take():
+    model = builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="value")
+    for info in model.graph.input:
+        if info.name == "k":
+            info.type.tensor_type.elem_type = TensorProto.FLOAT
+    for fallback in ("pyop", "none"):
+        with pytest.raises(ortops.OpError, match="input 'k' has type float"):
+            ortops.lower(model, fallback=fallback)

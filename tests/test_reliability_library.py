@@ -29,22 +29,24 @@ def users_options():
     options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
     return options
 
-values, indices = ortops.InferenceSession(model, users_options()).run(None, feed)
+values, indices = ortops.InferenceSession(model, users_options(), path="pyop").run(None, feed)
 print(values.tolist(), indices.tolist())
 raw = ort.InferenceSession(model.SerializeToString(), ortops.session_options(users_options()),
                            providers=["CPUExecutionProvider"])
 print(raw.run(None, feed)[0].tolist())
 options = users_options()                        # the same options, used twice
-ortops.InferenceSession(model, options)
-print(ortops.InferenceSession(model, options).run(None, feed)[0].tolist())
+ortops.InferenceSession(model, options, path="pyop")
+print(ortops.InferenceSession(model, options, path="pyop").run(None, feed)[0].tolist())
 plain = ort.SessionOptions()                     # options without the library still get it
-print(ortops.InferenceSession(model, plain).run(None, feed)[0].tolist())
+print(ortops.InferenceSession(model, plain, path="pyop").run(None, feed)[0].tolist())
 try:
-    ortops.InferenceSession(model, options_loaded_too_early)
+    ortops.InferenceSession(model, options_loaded_too_early, path="pyop")
 except ValueError as exc:
     print("refused:", "ortops.register() before" in str(exc))
+# Every ortops node lowered, none left as PyOp: the options are used as they are.
+print(ortops.InferenceSession(model, options_loaded_too_early, path="lowered").run(None, feed)[0].tolist())
 """, timeout=120)
     assert child.status == 0, child.describe()
-    assert child.lines()[-5:] == ["[[5.0, 3.0]] [[1, 2]]", "[[5.0, 3.0]]", "[[5.0, 3.0]]", "[[5.0, 3.0]]",
-                                  "refused: True"], \
+    assert child.lines()[-6:] == ["[[5.0, 3.0]] [[1, 2]]", "[[5.0, 3.0]]", "[[5.0, 3.0]]", "[[5.0, 3.0]]",
+                                  "refused: True", "[[5.0, 3.0]]"], \
         child.describe()

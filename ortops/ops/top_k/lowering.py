@@ -21,7 +21,7 @@ import numpy as np
 from onnx import TensorProto, numpy_helper
 
 from ...checks import INT32_MAX
-from ...lowering import NotLowerable
+from ...lowering import ERRORS_TRANSLATED, NotLowerable
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "select", "WIDENED"]
 
@@ -62,8 +62,15 @@ def _static_k(site) -> int | None:
     return value
 
 
+def _in_topk(site) -> bool:
+    """Whether k's check is left to the TopK node itself (see :func:`_k`): in a guarded
+    lowering whose caller turns an ORT failure into the PyOp's OpError, on an ORT whose TopK
+    rejects a negative k and a k above the axis length."""
+    return (_static_k(site) is None and ERRORS_TRANSLATED in site.assume and REJECTS_K in site.assume)
+
+
 def checks(b, site) -> list[tuple[str, str]]:
-    if _static_k(site) is not None:
+    if _static_k(site) is not None or (b.guarded and _in_topk(site)):
         return []
     data, k = site.node.input
     k64 = b.cast(k, TensorProto.INT64)
@@ -85,13 +92,42 @@ def checks(b, site) -> list[tuple[str, str]]:
 
 #: The runtime fact that makes the NaN hazard unnecessary (see :func:`runtime_facts`).
 NAN_ORDER = "topk_nan_order"
+#: The runtime fact that ORT's TopK fails for a negative k and a k above the axis length.
+REJECTS_K = "topk_rejects_bad_k"
 
 
 def runtime_facts() -> set[str]:
-    """``{"topk_nan_order"}`` when this process's ORT TopK-11 orders NaN as ortops does (NaN
-    above +inf, the lower index first among NaNs, for largest 1 and 0, float and double, on
-    the heap and the sort paths); ORT 1.32 does, 1.31 does not. Probed on a few NaN-heavy
-    inputs against :func:`ortops.reference.top_k`."""
+    """The facts about this process's ORT TopK-11 that the lowering may rely on, probed:
+
+    * ``"topk_nan_order"``: it orders NaN as ortops does (NaN above +inf, the lower index
+      first among NaNs, for largest 1 and 0, float and double, on the heap and the sort
+      paths); ORT 1.32 does, 1.31 does not. Probed on a few NaN-heavy inputs against
+      :func:`ortops.reference.top_k`.
+    * ``"topk_rejects_bad_k"``: it fails (never returns outputs) for k = -1, k = -2**63 and
+      k one above the axis length, as ONNX TopK's "a single positive value" asks.
+    """
+    return _nan_order() | _rejects_bad_k()
+
+
+def _rejects_bad_k() -> set[str]:
+    import onnxruntime as ort
+
+    from .builder import onnx_top_k_model
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 4  # the failures are the point: not on stderr
+    model = onnx_top_k_model(11, TensorProto.FLOAT, 2, axis=1, largest=1, sorted=1)
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    for k in (-1, -2 ** 63, 4):
+        try:
+            session.run(None, {"X": np.ones((2, 3), np.float32), "K": np.array([k], np.int64)})
+        except Exception:  # noqa: BLE001 - ORT's error: what is probed
+            continue
+        return set()
+    return {REJECTS_K}
+
+
+def _nan_order() -> set[str]:
     import onnxruntime as ort
 
     from .builder import onnx_top_k_model
@@ -138,7 +174,23 @@ def _k(b, site) -> str:
     static = _static_k(site)
     if static is not None:
         return b.const(np.array([static], np.int64))
-    return b.add("Reshape", [b.cast(site.node.input[1], TensorProto.INT64), b.const(np.array([1], np.int64))])
+    if not (b.guarded and _in_topk(site)):
+        return b.memo(("k", site.node.input[1]), lambda: b.add(
+            "Reshape", [b.cast(site.node.input[1], TensorProto.INT64), b.const(np.array([1], np.int64))]))
+    return b.memo(("k", site.node.input[1]), lambda: _k_failing_in_topk(b, site))
+
+
+def _k_failing_in_topk(b, site) -> str:
+    """k as int64 ``[1]``, with k = 0 (which ONNX TopK takes, giving empty outputs) and, for
+    int32 indices, an axis longer than int32 holds mapped to -1: ORT's TopK then fails for
+    every bad k (as does the Reshape for a k of another size), and the caller re-runs the
+    call on the PyOp path for its OpError."""
+    k = b.add("Reshape", [b.cast(site.node.input[1], TensorProto.INT64), b.const(np.array([1], np.int64))])
+    bad = b.add("Equal", [k, b.const(np.zeros(1, np.int64))])
+    if site.attrs["index_element_type"] == "i32":
+        dim = b.add("Gather", [b.add("Shape", [site.node.input[0]]), b.const(np.array([_axis(site)], np.int64))])
+        bad = b.add("Or", [bad, b.add("Greater", [dim, b.const(np.array([INT32_MAX + 1], np.int64))])])
+    return b.add("Where", [bad, b.const(np.array([-1], np.int64)), k])
 
 
 def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.float32) -> tuple[str, str]:
