@@ -388,6 +388,11 @@ def lowering_cases() -> list[Case]:
     for k in (0, -1, 9):
         cases.append(_case(f"lower_k_{k}_of_8", "generated", np.ones((2, 8), np.float32), k, axis=1, mode="max",
                            sort="value"))
+    # A session leaves k's check to ORT's TopK, k=0 mapped to -1: the extremes of int64 and int32.
+    cases.append(_case("lower_k_int64_min_of_8", "generated", np.ones((2, 8), np.float32), np.array([-2 ** 63]),
+                       axis=1, mode="min", sort="index"))
+    cases.append(_case("lower_k_int32_max_of_8", "generated", np.ones((2, 8), np.float32),
+                       np.array([2 ** 31 - 1], np.int32), axis=1, mode="max", sort="value"))
     cases.append(_case("lower_k_int8_full_axis", "generated", np.array([[3, 1, 3, 1]], np.int32), np.int8(4),
                        axis=0 - 1, mode="min", sort="index"))
     for dtype in (np.uint16, np.uint32, np.int8):
