@@ -285,3 +285,19 @@ def test_lower_refuses_an_input_type_the_op_does_not_take():
     for fallback in ("pyop", "none"):
         with pytest.raises(ortops.OpError, match="input 'k' has type float"):
             ortops.lower(model, fallback=fallback)
+
+
+def test_a_session_with_every_node_lowered_loads_no_extensions_library():
+    model = builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="value")
+    lowered = ortops.InferenceSession(model, path="lowered")
+    pyop = ortops.InferenceSession(model, path="pyop")
+    key = "ortops.custom_ops_registered"
+    assert pyop.get_session_options().get_session_config_entry(key) == "1"
+    if lowered.lowering.kept or "If" in _session_ops(lowered):
+        pytest.skip("this ORT needs the PyOp fallback for TopK (a runtime fact not observed)")
+    with pytest.raises(RuntimeError):  # ORT raises for an absent key
+        lowered.get_session_options().get_session_config_entry(key)
+    data = np.array([[1, 3, 2]], np.float32)
+    for got, want in zip(lowered.run(None, {"data": data, "k": np.array([2])}),
+                         pyop.run(None, {"data": data, "k": np.array([2])})):
+        assert_identical(got, want)
