@@ -81,17 +81,17 @@ def _check_input_types(node: onnx.NodeProto, op: OpSpec, types: dict[str, int], 
     return found
 
 
-def _widenings(op: OpSpec, found: list[int]) -> tuple[list[tuple[int, int]], bool]:
+def _widenings(op: OpSpec, found: list[int]) -> tuple[list[tuple[int, int]], list[str]]:
     """``(input index, ONNX type)`` of each input that the private registrations take only in
     a wider type (:attr:`ortops.ops.spec.TypeParam.private_types`: int8 ... uint32 to int64),
-    and whether the type of such an input is unknown (a subgraph's undeclared type)."""
-    widen, unknown = [], False
+    and the roles of such inputs whose type is unknown (a subgraph's undeclared type)."""
+    widen, unknown = [], []
     for i, (role, param, elem_type) in enumerate(zip(op.inputs, op.input_types, found)):
         table = op.type_param(param)
         if table.private_types is None:
             continue
         if elem_type == 0:
-            unknown = True
+            unknown.append(role)
             continue
         name = dtypes.onnx_name(elem_type)
         if name not in table.types:  # unchecked (another input's type is unknown): ORT refuses it at load
@@ -103,7 +103,8 @@ def _widenings(op: OpSpec, found: list[int]) -> tuple[list[tuple[int, int]], boo
 
 
 def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int], names: Names,
-             subgraph: bool, casts: list[tuple[onnx.NodeProto, str, int, int]]) -> list[onnx.NodeProto]:
+             subgraph: bool, casts: list[tuple[onnx.NodeProto, str, int, int]],
+             unwidened: list[tuple[onnx.NodeProto, list[str]]]) -> list[onnx.NodeProto]:
     """The bridge node for ``node``, the Casts carrying float16/bfloat16 around it and those
     widening narrow integer inputs in front of it (each such Cast is appended to ``casts`` as
     ``(node, role, from type, to type)``).
@@ -114,13 +115,16 @@ def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int
     then keeps its public op type, whose registrations take every integer type, if that can
     carry it (the variant of the attributes' defaults, and no rounding carrier); errors of such
     a node do not name it. Otherwise it goes private all the same, and ORT refuses the model at
-    load unless that input is int64 or uint64.
+    load unless that input is int64 or uint64 (the node and those roles are appended to
+    ``unwidened``, for :class:`InferenceSession` to explain such a refusal).
     """
     found = _check_input_types(node, op, types, subgraph)
     variant = op.variant(attrs)
     carried = found[0] in _UNCARRIED
     widen, unknown = _widenings(op, found)
-    public = unknown and variant == op.variant(op.defaults()) and not (carried and op.carrier.rounds)
+    public = bool(unknown) and variant == op.variant(op.defaults()) and not (carried and op.carrier.rounds)
+    if unknown and not public:
+        unwidened.append((node, unknown))
     bridge_op = op.op_type + (variant.suffix if variant else "")
     if carried and op.carrier.rounds:
         bridge_op = f"{bridge_op}_{dtypes.onnx_name(found[0])}"  # rounds the float64 result once, for the Cast back
@@ -218,14 +222,17 @@ def prepare_model(model) -> onnx.ModelProto:
     return _prepare(load_model(model))
 
 
-def _prepare(model: onnx.ModelProto) -> onnx.ModelProto:
-    """:func:`prepare_model` on a loaded model (modified in place and returned)."""
+def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[str]]] | None = None
+             ) -> onnx.ModelProto:
+    """:func:`prepare_model` on a loaded model (modified in place and returned). ``unwidened``
+    collects the private nodes with an input of unknown type they take as int64/uint64 only."""
     register_schemas()
     model = _inline_functions(model)
     types = _element_types(model)
     names = Names(model)
     others = any(n.domain in _DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
     casts: list[tuple[onnx.NodeProto, str, int, int]] = []  # the inputs cast for the bridge
+    unwidened = [] if unwidened is None else unwidened
     copied = 0
     # graphs() descends into a graph's nodes after the loop body has replaced them: the
     # subgraphs it visits next are those of the rewritten nodes.
@@ -237,7 +244,7 @@ def _prepare(model: onnx.ModelProto) -> onnx.ModelProto:
             if checked is None:
                 nodes.append(node)
                 continue
-            nodes.extend(_rewrite(node, *checked, types, names, subgraph, casts))
+            nodes.extend(_rewrite(node, *checked, types, names, subgraph, casts, unwidened))
         copied += _copy_bridge_outputs(graph, nodes, names)
         del graph.node[:]
         graph.node.extend(nodes)
@@ -540,6 +547,10 @@ class InferenceSession:
         From :func:`prepare_model`.
     ValueError
         For another ``path``.
+    Exception
+        onnxruntime's own errors at session creation pass through. When :func:`prepare_model`
+        left a subgraph's node private with an input of unknown type that it takes as int64
+        or uint64 only, the error gets a note (``add_note``) naming the node and the input.
 
     Notes
     -----
@@ -557,7 +568,8 @@ class InferenceSession:
 
         loaded, external_data_folder = _load(model)
         lowered, self.lowering = _lower_for_session(loaded, path)
-        self.model = _prepare(lowered)
+        unwidened: list[tuple[onnx.NodeProto, list[str]]] = []
+        self.model = _prepare(lowered, unwidened)
         kwargs["disabled_optimizers"] = [*kwargs.get("disabled_optimizers", ()), "EliminateIdentity"]
         options = session_options(sess_options)
         _point_at_external_data(options, external_data_folder)
@@ -571,6 +583,12 @@ class InferenceSession:
                 providers=list(providers) if providers else ["CPUExecutionProvider"],
                 **kwargs,
             )
+        except Exception as exc:
+            for node, roles in unwidened:
+                exc.add_note(f"ortops: the type of input(s) {roles} of {node.op_type} node {node.name!r} cannot be "
+                             "inferred in its subgraph, and with its attributes and data type ortops takes them there "
+                             "as int64 or uint64 only: declare their type (value_info) or Cast them to int64")
+            raise
         finally:
             if unset:
                 options.log_severity_level = -1
