@@ -38,6 +38,12 @@ Each op is registered once per combination of input types, with declared output 
   ``ScatterElementsUpdate_float16``/``_bfloat16`` for float16/bfloat16 data carried as float64:
   they round the float64 result once to the carried type's precision, so that the ``Cast``
   back is exact (ORT casts float64 to float16/bfloat16 through float32: two roundings).
+  The twins take TopK's ``k`` and ScatterElementsUpdate's ``indices`` and ``axis`` as int64
+  or uint64 only (``TypeParam.private_types``): ``prepare_model`` casts int8, int16, int32,
+  uint8, uint16 and uint32 to int64 in front of them (exact, so values and error messages
+  stay those of the original). uint64 stays uint64: int64 would wrap an index above 2**63 to
+  a negative, valid one. This keeps the twins at about a tenth of the public registrations;
+  ORT spends about 10 us per registration at every session creation.
 """
 
 from __future__ import annotations
@@ -126,21 +132,28 @@ def bridge_ops() -> tuple[BridgeOp, ...]:
     """Every registration family ortops makes, public and private, from :data:`ortops.ops.OPS`.
 
     Per op: the public ``domain::op_type`` for the raw path (typed by the variant that the
-    attributes' defaults choose); in :data:`BRIDGE_DOMAIN` one twin per variant (or one twin),
-    carrying the node's name; and with a rounding :class:`~ortops.ops.spec.Carrier`, one twin
-    per carried type, computed in the carrier type and rounded to the carried one.
+    attributes' defaults choose), with every type of the op's type table; in
+    :data:`BRIDGE_DOMAIN` one twin per variant (or one twin), carrying the node's name; and
+    with a rounding :class:`~ortops.ops.spec.Carrier`, one twin per carried type, computed in
+    the carrier type and rounded to the carried one. The twins take the type parameters with
+    :attr:`~ortops.ops.spec.TypeParam.private_types` as those types only (TopK's ``k``,
+    ScatterElementsUpdate's ``indices`` and ``axis``: int64 and uint64; :func:`ortops.prepare_model`
+    casts the narrower integer types to int64).
     """
     public, private, carried = [], [], []
     for op in OPS:
         default = op.variant(op.defaults())
         public.append(BridgeOp(op, op.domain, op.op_type, _signatures(op, default.types if default else ()),
                                requires=default.attrs if default else ()))
+        narrowed = op.private_restriction()
+        if {name for name, _ in narrowed} & set(op.output_types):
+            raise ValueError(f"{op.op_type}: private_types narrow a type parameter that an output uses")
         for variant in op.variants or (None,):
             private.append(BridgeOp(op, BRIDGE_DOMAIN, op.op_type + (variant.suffix if variant else ""),
-                                    _signatures(op, variant.types if variant else ()),
+                                    _signatures(op, (*narrowed, *(variant.types if variant else ()))),
                                     variant.attrs if variant else (), True))
         if op.carrier is not None and op.carrier.rounds:
-            via = ((op.input_types[0], (op.carrier.via,)),)
+            via = (*narrowed, (op.input_types[0], (op.carrier.via,)))
             carried += [BridgeOp(op, BRIDGE_DOMAIN, f"{op.op_type}_{name}", _signatures(op, via), (), True, name)
                         for name in _PRECISION]
     return (*public, *private, *carried)

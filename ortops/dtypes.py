@@ -15,6 +15,7 @@ __all__ = [
     "ElementType",
     "ELEMENT_TYPES",
     "INTEGER_TYPES",
+    "WIDE_INTEGER_TYPES",
     "NUMERIC_TYPES",
     "from_numpy",
     "from_onnx",
@@ -26,6 +27,7 @@ __all__ = [
     "onnx_name",
     "numpy_to_onnx",
     "wrap",
+    "holds",
 ]
 
 
@@ -72,6 +74,9 @@ _BY_NUMPY = {t.numpy: t for t in ELEMENT_TYPES if t.numpy is not None}
 INTEGER_TYPES: tuple[ElementType, ...] = tuple(
     _BY_NAME[n] for n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 )
+#: Integer types that together hold every integer type exactly (see :func:`holds`): int64 holds
+#: int8 to int32 and uint8 to uint32; uint64 only itself (int64 would wrap values above 2**63).
+WIDE_INTEGER_TYPES: tuple[ElementType, ...] = (_BY_NAME["int64"], _BY_NAME["uint64"])
 #: The numeric types the bridge can carry: float32, float64 and every integer type.
 NUMERIC_TYPES: tuple[ElementType, ...] = (_BY_NAME["float"], _BY_NAME["double"], *INTEGER_TYPES)
 #: The types an op takes only around the bridge (cast to a carrier type; see ``ortops.ops.spec.Carrier``).
@@ -108,6 +113,15 @@ def wrap(value: int, dtype) -> int:
     info = np.iinfo(dtype)
     span = int(info.max) - int(info.min) + 1
     return (int(value) - int(info.min)) % span + int(info.min)
+
+
+def holds(wide: ElementType, narrow: ElementType) -> bool:
+    """Whether every value of the integer type ``narrow`` is a value of the integer type ``wide``
+    (so a ``Cast`` from ``narrow`` to ``wide`` is exact); False when either is not an integer type."""
+    if narrow not in INTEGER_TYPES or wide not in INTEGER_TYPES:
+        return False
+    small, large = np.iinfo(narrow.numpy), np.iinfo(wide.numpy)
+    return int(large.min) <= int(small.min) and int(small.max) <= int(large.max)
 
 
 def from_name(name: str) -> ElementType:

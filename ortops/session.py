@@ -25,9 +25,10 @@ PATHS = ("auto", "pyop", "lowered")
 
 _CONFIG_KEY = "ortops.custom_ops_registered"
 _UNCARRIED = {t.onnx for t in dtypes.CARRIED_TYPES}
-# The default-domain opset the carrying Casts need: Cast takes bfloat16 from Cast-13 and an
-# integer ``to`` from Cast-6. ORT checks the Casts against the model's opset import.
-_CAST_OPSET = {TensorProto.FLOAT16: 6, TensorProto.BFLOAT16: 13}
+# The default-domain opset the Casts prepare_model adds need, by the type cast from: Cast takes
+# bfloat16 from Cast-13 and an integer ``to`` from Cast-6. ORT checks the Casts against the
+# model's opset import.
+_CAST_OPSET = {TensorProto.FLOAT16: 6, TensorProto.BFLOAT16: 13, **{t.onnx: 6 for t in dtypes.INTEGER_TYPES}}
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 #: The domains whose ops ONNX Runtime has built in (no custom-op library needed).
 _ORT_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "com.microsoft", "com.microsoft.nchwc", "ai.onnx.preview.training")
@@ -54,8 +55,9 @@ def _check_input_types(node: onnx.NodeProto, op: OpSpec, types: dict[str, int], 
     type parameter must agree, and float16/bfloat16 need the op's carrier.
 
     At top level every input type must be known. In a subgraph an input whose type neither is
-    declared nor can be inferred is left to ORT (0 in the result): no registration takes
-    float16/bfloat16, so ORT refuses such a model at load, cleanly, before the op can run.
+    declared nor can be inferred is left to ORT (0 in the result), and then no input is
+    checked here: no registration takes float16/bfloat16, so ORT refuses such a model at
+    load, cleanly, before the op can run (see :func:`_rewrite` for the op type it gets).
     """
     found = [types.get(name, 0) for name in node.input]
     if subgraph and 0 in found:
@@ -83,25 +85,67 @@ def _check_input_types(node: onnx.NodeProto, op: OpSpec, types: dict[str, int], 
     return found
 
 
+def _widenings(op: OpSpec, found: list[int]) -> tuple[list[tuple[int, int]], list[str]]:
+    """``(input index, ONNX type)`` of each input that the private registrations take only in
+    a wider type (:attr:`ortops.ops.spec.TypeParam.private_types`: int8 ... uint32 to int64),
+    and the roles of such inputs whose type is unknown (a subgraph's undeclared type)."""
+    widen, unknown = [], []
+    for i, (role, param, elem_type) in enumerate(zip(op.inputs, op.input_types, found)):
+        table = op.type_param(param)
+        if table.private_types is None:
+            continue
+        if elem_type == 0:
+            unknown.append(role)
+            continue
+        name = dtypes.onnx_name(elem_type)
+        if name not in table.types:  # unchecked (another input's type is unknown): ORT refuses it at load
+            continue
+        wide = op.private_type(role, name)
+        if wide != name:
+            widen.append((i, dtypes.from_name(wide).onnx))
+    return widen, unknown
+
+
 def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int], names: Names,
-             subgraph: bool) -> list[onnx.NodeProto]:
-    """The bridge node for ``node`` (and the Casts carrying float16/bfloat16 around it)."""
+             subgraph: bool, casts: list[tuple[onnx.NodeProto, str, int, int]],
+             unwidened: list[tuple[onnx.NodeProto, list[str]]]) -> list[onnx.NodeProto]:
+    """The bridge node for ``node``, the Casts carrying float16/bfloat16 around it and those
+    widening narrow integer inputs in front of it (each such Cast is appended to ``casts`` as
+    ``(node, role, from type, to type)``).
+
+    The node goes to the private op type its variant and carrier choose, whose registrations
+    take ``k``/``indices``/``axis`` as int64 or uint64 only. When the type of such an input is
+    unknown (only in a subgraph, see :func:`_check_input_types`) it cannot be widened: the node
+    then keeps its public op type, whose registrations take every integer type, if that can
+    carry it (the variant of the attributes' defaults, and no rounding carrier); errors of such
+    a node do not name it. Otherwise it goes private all the same, and ORT refuses the model at
+    load unless that input is int64 or uint64 (the node and those roles are appended to
+    ``unwidened``, for :class:`InferenceSession` to explain such a refusal).
+    """
     found = _check_input_types(node, op, types, subgraph)
     variant = op.variant(attrs)
-    bridge_op = op.op_type + (variant.suffix if variant else "")
     carried = found[0] in _UNCARRIED
+    widen, unknown = _widenings(op, found)
+    public = bool(unknown) and variant == op.variant(op.defaults()) and not (carried and op.carrier.rounds)
+    if unknown and not public:
+        unwidened.append((node, unknown))
+    bridge_op = op.op_type + (variant.suffix if variant else "")
     if carried and op.carrier.rounds:
         bridge_op = f"{bridge_op}_{dtypes.onnx_name(found[0])}"  # rounds the float64 result once, for the Cast back
     fixed = {name for name, _ in variant.attrs} if variant else set()
     bridge_attrs = {k: v for k, v in attrs.items() if k not in fixed}
     inputs, outputs, before, after = list(node.input), list(node.output), [], []
+    prefix = f"{node.name or node.output[0]}/ortops_cast"
+
+    def cast_input(i: int, to: int) -> None:
+        cast_name = names.fresh(f"{prefix}_in{i}")
+        before.append(helper.make_node("Cast", [inputs[i]], [cast_name], to=to, name=cast_name))
+        inputs[i] = cast_name
+        casts.append((node, op.inputs[i], found[i], to))
+
     if carried:
-        carrier = dtypes.from_name(op.carrier.via).onnx
-        prefix = f"{node.name or node.output[0]}/ortops_cast"
         for i in op.carrier.inputs:
-            cast_name = names.fresh(f"{prefix}_in{i}")
-            before.append(helper.make_node("Cast", [inputs[i]], [cast_name], to=carrier, name=cast_name))
-            inputs[i] = cast_name
+            cast_input(i, dtypes.from_name(op.carrier.via).onnx)
         for i, param in enumerate(op.output_types):
             if param != op.input_types[0]:
                 continue
@@ -109,6 +153,11 @@ def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int
             after.append(helper.make_node("Cast", [cast_out], [outputs[i]], to=found[0],
                                           name=names.fresh(cast_out + "_cast")))
             outputs[i] = cast_out
+    if public:
+        rewritten = helper.make_node(op.op_type, inputs, outputs, name=node.name or None, domain=op.domain, **attrs)
+        return [*before, rewritten, *after]
+    for i, to in widen:
+        cast_input(i, to)
     rewritten = helper.make_node(bridge_op, inputs, outputs, name=node.name or None, domain=bridge.BRIDGE_DOMAIN,
                                  **bridge_attrs, **{bridge.NODE_NAME_ATTR: node.name})
     return [*before, rewritten, *after]
@@ -137,6 +186,16 @@ def prepare_model(model) -> onnx.ModelProto:
       precision, so the ``Cast`` back is exact). Cast takes bfloat16 from opset 13: a model
       importing an older default-domain opset gets opset 13 if no other node uses that
       domain, and is refused otherwise;
+    * casts TopK's ``k`` and ScatterElementsUpdate's ``indices`` and ``axis`` of type int8,
+      int16, int32, uint8, uint16 or uint32 to int64 (exact: the op sees the same values, and
+      an error quotes the original one); int64 and uint64 stay as they are (int64 would wrap
+      a uint64 index above 2**63 to a negative, valid index). The private op types are
+      registered for int64 and uint64 there only: fewer registrations, faster session
+      creation. In a subgraph where such an input's type neither is declared nor can be
+      inferred, the node keeps its public op type, which takes every integer type (its errors
+      then do not name the node); where that cannot carry it (TopK with
+      ``index_element_type="i64"``, ScatterElementsUpdate on float16/bfloat16 data), ORT
+      refuses the model at load unless the input is int64 or uint64: declare its type;
     * puts an ``Identity`` between a bridge node and the outputs of its graph (main graph,
       branch or body) that it produces, so that a pre-allocated output of another shape (a
       reused ``IOBinding``, a ``Scan`` output slot) is ORT's clean error and not an abort in
@@ -160,21 +219,24 @@ def prepare_model(model) -> onnx.ModelProto:
     ------
     OpError
         For a bad or repeated attribute, a missing input, an input type the op does not take
-        (ncnn ArgMax on anything but float32), an unknown op in an ortops domain, or float16/
-        bfloat16 data in a model whose default-domain opset is too old for the Cast around
-        the op and is used by other nodes.
+        (ncnn ArgMax on anything but float32), an unknown op in an ortops domain, or an input
+        to cast (float16/bfloat16 data, a narrow integer k, indices or axis) in a model whose
+        default-domain opset is too old for the Cast and is used by other nodes.
     """
     return _prepare(load_model(model))
 
 
-def _prepare(model: onnx.ModelProto) -> onnx.ModelProto:
-    """:func:`prepare_model` on a loaded model (modified in place and returned)."""
+def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[str]]] | None = None
+             ) -> onnx.ModelProto:
+    """:func:`prepare_model` on a loaded model (modified in place and returned). ``unwidened``
+    collects the private nodes with an input of unknown type they take as int64/uint64 only."""
     register_schemas()
     model = _inline_functions(model)
     types = _element_types(model)
     names = Names(model)
     others = any(n.domain in _DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
-    carried: list[tuple[onnx.NodeProto, int]] = []  # nodes whose data is cast around the bridge
+    casts: list[tuple[onnx.NodeProto, str, int, int]] = []  # the inputs cast for the bridge
+    unwidened = [] if unwidened is None else unwidened
     copied = 0
     # graphs() descends into a graph's nodes after the loop body has replaced them: the
     # subgraphs it visits next are those of the rewritten nodes.
@@ -186,14 +248,12 @@ def _prepare(model: onnx.ModelProto) -> onnx.ModelProto:
             if checked is None:
                 nodes.append(node)
                 continue
-            nodes.extend(_rewrite(node, *checked, types, names, subgraph))
-            if types.get(node.input[0]) in _UNCARRIED:
-                carried.append((node, types[node.input[0]]))
+            nodes.extend(_rewrite(node, *checked, types, names, subgraph, casts, unwidened))
         copied += _copy_bridge_outputs(graph, nodes, names)
         del graph.node[:]
         graph.node.extend(nodes)
     check_nodes(model)  # what is left in model-local functions (their ortops nodes were inlined)
-    _ensure_cast_opset(model, carried, others)
+    _ensure_cast_opset(model, casts, others)
     if copied and not any(o.domain in _DEFAULT_DOMAINS for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("", max(_CAST_OPSET.values())))  # Identity for the copies
     if not any(o.domain == bridge.BRIDGE_DOMAIN for o in model.opset_import):
@@ -238,7 +298,7 @@ def _copy_bridge_outputs(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], na
     outputs = {o.name for o in graph.output}
     copies = []
     for node in nodes:
-        if node.domain != bridge.BRIDGE_DOMAIN:
+        if node.domain != bridge.BRIDGE_DOMAIN and node.domain not in DOMAINS:  # a PyOp: private, or public (_rewrite)
             continue
         for i, name in enumerate(node.output):
             if name in outputs:
@@ -249,17 +309,20 @@ def _copy_bridge_outputs(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], na
     return len(copies)
 
 
-def _ensure_cast_opset(model: onnx.ModelProto, carried: list[tuple[onnx.NodeProto, int]], others: bool) -> None:
-    """Make the default-domain opset import new enough for the Casts around carried nodes.
+def _ensure_cast_opset(model: onnx.ModelProto, casts: list[tuple[onnx.NodeProto, str, int, int]],
+                       others: bool) -> None:
+    """Make the default-domain opset import new enough for the Casts :func:`_rewrite` added
+    (``casts``: ``(node, role, from type, to type)``).
 
     A model of opset < 13 can hold bfloat16 only in our ops' inputs, and ORT rejects Cast-9 on
-    bfloat16. The import is raised only when nothing else in the model uses the default domain
-    (raising it could silently change other ops' semantics, e.g. Softmax at 13); otherwise the
-    model is refused, naming the node. ``others``: the model had default-domain nodes of its own.
+    bfloat16; Cast takes an integer ``to`` from opset 6. The import is raised only when nothing
+    else in the model uses the default domain (raising it could silently change other ops'
+    semantics, e.g. Softmax at 13); otherwise the model is refused, naming the node. ``others``:
+    the model had default-domain nodes of its own.
     """
-    if not carried:
+    if not casts:
         return
-    node, elem_type = max(carried, key=lambda c: _CAST_OPSET[c[1]])
+    node, role, elem_type, to = max(casts, key=lambda c: _CAST_OPSET[c[2]])
     needed = _CAST_OPSET[elem_type]
     imports = [o for o in model.opset_import if o.domain in _DEFAULT_DOMAINS]
     version = max((o.version for o in imports), default=None)
@@ -268,8 +331,8 @@ def _ensure_cast_opset(model: onnx.ModelProto, carried: list[tuple[onnx.NodeProt
     if others or model.functions:
         raise OpError(
             node.op_type,
-            f"input 'data' has type {dtypes.onnx_name(elem_type)}, which ortops carries around the bridge with Cast; "
-            f"Cast needs default-domain opset >= {needed} for it, and the model imports opset {version}",
+            f"input {role!r} has type {dtypes.onnx_name(elem_type)}, which ortops casts to {dtypes.onnx_name(to)} "
+            f"for the bridge; Cast needs default-domain opset >= {needed} for it, and the model imports opset {version}",
             node.name, kind="model",
         )
     for o in imports:
@@ -490,6 +553,10 @@ class InferenceSession:
         From :func:`prepare_model`.
     ValueError
         For another ``path``.
+    Exception
+        onnxruntime's own errors at session creation pass through. When :func:`prepare_model`
+        left a subgraph's node private with an input of unknown type that it takes as int64
+        or uint64 only, the error gets a note (``add_note``) naming the node and the input.
 
     Notes
     -----
@@ -507,7 +574,8 @@ class InferenceSession:
 
         loaded, external_data_folder = _load(model)
         lowered, self.lowering = _lower_for_session(loaded, path)
-        self.model = _prepare(lowered)
+        unwidened: list[tuple[onnx.NodeProto, list[str]]] = []
+        self.model = _prepare(lowered, unwidened)
         # For a call that fails on a lowered node: the PyOp path's session, made when needed.
         self._source = model if self.lowered_nodes else None
         self._providers, self._pyop = providers, None
@@ -538,6 +606,12 @@ class InferenceSession:
                 providers=list(providers) if providers else ["CPUExecutionProvider"],
                 **kwargs,
             )
+        except Exception as exc:
+            for node, roles in unwidened:
+                exc.add_note(f"ortops: the type of input(s) {roles} of {node.op_type} node {node.name!r} cannot be "
+                             "inferred in its subgraph, and with its attributes and data type ortops takes them there "
+                             "as int64 or uint64 only: declare their type (value_info) or Cast them to int64")
+            raise
         finally:
             if unset:
                 options.log_severity_level = -1

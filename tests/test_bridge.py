@@ -11,7 +11,8 @@ import pytest
 from onnx import TensorProto
 
 import ortops
-from ortops import bridge, builder
+from ortops import bridge, builder, dtypes
+from ortops.ops import OPS
 
 
 def test_register_is_idempotent_and_thread_safe():
@@ -26,6 +27,43 @@ def test_register_is_idempotent_and_thread_safe():
     # one registration per input-type combination, public and private
     expected = sum(len(op.signatures) for op in bridge.bridge_ops())
     assert before == expected
+
+
+def _count_from_spec(op, types_of):
+    """Registrations of ``op`` with ``types_of(type param)`` for each input type parameter: the
+    product over the distinct input parameters of the types the bridge can carry."""
+    count = 1
+    for param in dict.fromkeys(op.input_types):
+        count *= sum(1 for name in types_of(op.type_param(param)) if dtypes.from_name(name).bridge is not None)
+    return count
+
+
+def test_private_registrations_take_index_like_inputs_as_int64_or_uint64_only():
+    """Counted from the specs' type tables: every private twin (one per variant, one per
+    rounded carried type) takes k, indices and axis as int64 or uint64; the public ones keep
+    every integer type (the raw path takes models as they are)."""
+    private_types = lambda table: table.private_types or table.types  # noqa: E731
+    expected_private = 0
+    for op in OPS:
+        expected_private += max(1, len(op.variants)) * _count_from_spec(op, private_types)
+        if op.carrier is not None and op.carrier.rounds:
+            carried = lambda t, op=op: (op.carrier.via,) if t.name == op.input_types[0] else private_types(t)  # noqa: E731
+            expected_private += len(dtypes.CARRIED_TYPES) * _count_from_spec(op, carried)
+    expected_public = sum(_count_from_spec(op, lambda t: t.types) for op in OPS)
+    families = bridge.bridge_ops()
+    private = sum(len(b.signatures) for b in families if b.domain == bridge.BRIDGE_DOMAIN)
+    public = sum(len(b.signatures) for b in families if b.domain != bridge.BRIDGE_DOMAIN)
+    assert (private, public) == (expected_private, expected_public)
+    # by hand from the tables: TopK 10 data types x 2 k types x 2 variants; ScatterElementsUpdate
+    # 11 x 2 x 2, and 2 carried types x 1 (float64) x 2 x 2; ArgMax 1
+    assert private == 10 * 2 * 2 + 11 * 2 * 2 + 2 * 2 * 2 + 1 == 93
+    assert public == 10 * 8 + 11 * 8 * 8 + 1 == 785
+    wide = {"int64", "uint64"}
+    for family in families:
+        roles = [i for i, p in enumerate(family.opdef.input_types) if p in ("T_K", "T_IND", "T_AXIS")]
+        seen = {inputs[i].name for inputs, _ in family.signatures for i in roles}
+        if roles:
+            assert seen == (wide if family.domain == bridge.BRIDGE_DOMAIN else set(dtypes.names(dtypes.INTEGER_TYPES)))
 
 
 def test_import_registers_nothing():

@@ -44,3 +44,22 @@ def test_index_element_types():
 def test_wrap_is_two_complement_arithmetic_in_the_type(value, dtype, wrapped):
     assert dtypes.wrap(value, dtype) == wrapped
     assert np.array(value % 2**(8 * np.dtype(dtype).itemsize)).astype(np.uint64).astype(dtype) == wrapped
+
+
+@pytest.mark.parametrize("wide", dtypes.INTEGER_TYPES, ids=lambda r: r.name)
+@pytest.mark.parametrize("narrow", dtypes.INTEGER_TYPES, ids=lambda r: r.name)
+def test_holds_means_a_cast_keeps_every_value(narrow, wide):
+    """By round trip of the type's extremes through NumPy's cast (C conversion: wraps)."""
+    info = np.iinfo(narrow.numpy)
+    extremes = np.array([info.min, info.max, 0], narrow.numpy)
+    exact = bool(np.all(extremes.astype(wide.numpy).astype(narrow.numpy) == extremes)
+                 and np.all((extremes.astype(wide.numpy) < 0) == (extremes < 0)))
+    assert dtypes.holds(wide, narrow) == exact
+
+
+def test_wide_integer_types_hold_every_integer_type():
+    assert dtypes.names(dtypes.WIDE_INTEGER_TYPES) == ("int64", "uint64")
+    for narrow in dtypes.INTEGER_TYPES:
+        assert any(dtypes.holds(wide, narrow) for wide in dtypes.WIDE_INTEGER_TYPES), narrow.name
+    assert not dtypes.holds(dtypes.from_name("int64"), dtypes.from_name("uint64"))
+    assert not dtypes.holds(dtypes.from_name("double"), dtypes.from_name("int8"))  # integer types only

@@ -75,6 +75,24 @@ def test_bridge_registrations_come_from_the_specs():
     assert {s[0][0].name for s in families["ortops._bridge::ScatterElementsUpdate_float16"].signatures} == {"double"}
 
 
+def test_private_types_widen_exactly():
+    """A narrowed type parameter types no output, and each of its types reaches the private
+    registrations as itself or as a type holding all its values (NumPy's iinfo decides)."""
+    narrowed = [(op, t) for op in OPS for t in op.type_params if t.private_types is not None]
+    assert {(op.op_type, t.name) for op, t in narrowed} == {
+        ("TopK", "T_K"), ("ScatterElementsUpdate", "T_IND"), ("ScatterElementsUpdate", "T_AXIS")}
+    for op, table in narrowed:
+        assert table.name not in op.output_types
+        role = op.inputs[op.input_types.index(table.name)]
+        for name in table.types:
+            wide = op.private_type(role, name)
+            assert wide in table.private_types
+            small, large = np.iinfo(dtypes.from_name(name).numpy), np.iinfo(dtypes.from_name(wide).numpy)
+            assert large.min <= small.min and small.max <= large.max, (name, wide)
+            assert (wide == name) == (name in ("int64", "uint64")), (name, wide)
+    assert TOP_K.private_type("data", "float16") == "float16"  # not narrowed
+
+
 def test_schemas_come_from_the_specs():
     register_schemas()
     register_schemas()  # idempotent

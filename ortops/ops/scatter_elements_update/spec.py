@@ -32,8 +32,13 @@ SCATTER_ELEMENTS_UPDATE = OpSpec(
     type_params=(
         TypeParam("T", dtypes.names((*dtypes.NUMERIC_TYPES, dtypes.from_name("bool"), *dtypes.CARRIED_TYPES)),
                   "a numeric type or bool"),
-        TypeParam("T_IND", dtypes.names(dtypes.INTEGER_TYPES), "an integer type"),
-        TypeParam("T_AXIS", dtypes.names(dtypes.INTEGER_TYPES), "an integer type"),
+        # The private registrations take indices and axis as int64 or uint64 only: prepare_model
+        # casts the narrower integer types to int64 (exact), and uint64 stays (int64 would wrap
+        # an index above 2**63 to a negative one, which is a valid index: silently wrong).
+        TypeParam("T_IND", dtypes.names(dtypes.INTEGER_TYPES), "an integer type",
+                  private_types=dtypes.names(dtypes.WIDE_INTEGER_TYPES)),
+        TypeParam("T_AXIS", dtypes.names(dtypes.INTEGER_TYPES), "an integer type",
+                  private_types=dtypes.names(dtypes.WIDE_INTEGER_TYPES)),
     ),
     # float64 holds a sum or mean exactly enough to round once, back to the original type.
     carrier=Carrier(via="double", inputs=(0, 2), rounds=True),

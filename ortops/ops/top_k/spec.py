@@ -47,7 +47,10 @@ TOP_K = OpSpec(
     output_types=("T", "T_IND"),
     type_params=(
         TypeParam("T", dtypes.names((*dtypes.NUMERIC_TYPES, *dtypes.CARRIED_TYPES)), "a numeric type"),
-        TypeParam("T_K", dtypes.names(dtypes.INTEGER_TYPES), "an integer type"),
+        # The private registrations take k as int64 or uint64 only: prepare_model casts the
+        # narrower integer types to int64 (exact), and uint64 stays (a cast would wrap it).
+        TypeParam("T_K", dtypes.names(dtypes.INTEGER_TYPES), "an integer type",
+                  private_types=dtypes.names(dtypes.WIDE_INTEGER_TYPES)),
         TypeParam("T_IND", tuple(_INDEX_TYPES.values()), "chosen by index_element_type"),
     ),
     # float32 keeps TopK exact: every float16/bfloat16 value is a float32 value, and the
