@@ -575,7 +575,10 @@ class InferenceSession:
         loaded, external_data_folder = _load(model)
         lowered, self.lowering = _lower_for_session(loaded, path)
         unwidened: list[tuple[onnx.NodeProto, list[str]]] = []
-        self.model = _prepare(lowered, unwidened)
+        bodies = [*graphs(lowered.graph), *(b for f in lowered.functions for b in function_graphs(f))]
+        # Every ortops node lowered: nothing for prepare_model to check or rewrite.
+        ours = any(n.domain in DOMAINS for body in bodies for n in body.node)
+        self.model = _prepare(lowered, unwidened) if ours else lowered
         # For a call that fails on a lowered node: the PyOp path's session, made when needed.
         self._source = model if self.lowered_nodes else None
         self._providers, self._pyop = providers, None

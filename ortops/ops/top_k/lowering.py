@@ -103,8 +103,9 @@ def runtime_facts() -> set[str]:
       first among NaNs, for largest 1 and 0, float and double, on the heap and the sort
       paths); ORT 1.32 does, 1.31 does not. Probed on a few NaN-heavy inputs against
       :func:`ortops.reference.top_k`.
-    * ``"topk_rejects_bad_k"``: it fails (never returns outputs) for k = -1, k = -2**63 and
-      k one above the axis length, as ONNX TopK's "a single positive value" asks.
+    * ``"topk_rejects_bad_k"``: it fails (never returns outputs) for k = -1, k = -2**63, k
+      one above the axis length and a 1-D k of two values, as ONNX TopK's "a single positive
+      value" asks.
     """
     return _nan_order() | _rejects_bad_k()
 
@@ -117,10 +118,11 @@ def _rejects_bad_k() -> set[str]:
     options = ort.SessionOptions()
     options.log_severity_level = 4  # the failures are the point: not on stderr
     model = onnx_top_k_model(11, TensorProto.FLOAT, 2, axis=1, largest=1, sorted=1)
+    model.graph.input[1].type.tensor_type.shape.dim[0].dim_param = "k"  # any 1-D k
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    for k in (-1, -2 ** 63, 4):
+    for k in ([-1], [-2 ** 63], [4], [2, 2]):
         try:
-            session.run(None, {"X": np.ones((2, 3), np.float32), "K": np.array([k], np.int64)})
+            session.run(None, {"X": np.ones((2, 3), np.float32), "K": np.array(k, np.int64)})
         except Exception:  # noqa: BLE001 - ORT's error: what is probed
             continue
         return set()
@@ -185,10 +187,16 @@ def _k_failing_in_topk(b, site) -> str:
     int32 indices, an axis longer than int32 holds mapped to -1: ORT's TopK then fails for
     every bad k (as does the Reshape for a k of another size), and the caller re-runs the
     call on the PyOp path for its OpError."""
-    k = b.add("Reshape", [b.cast(site.node.input[1], TensorProto.INT64), b.const(np.array([1], np.int64))])
+    k = site.node.input[1]
+    if site.elem_types[1] != TensorProto.INT64:
+        k = b.cast(k, TensorProto.INT64)
+    if site.ranks[1] != 1:  # a 1-D k of another size: ORT's TopK fails on it too
+        k = b.add("Reshape", [k, b.const(np.array([1], np.int64))])
     bad = b.add("Equal", [k, b.const(np.zeros(1, np.int64))])
     if site.attrs["index_element_type"] == "i32":
-        dim = b.add("Gather", [b.add("Shape", [site.node.input[0]]), b.const(np.array([_axis(site)], np.int64))])
+        axis, data = _axis(site), site.node.input[0]
+        dim = b.add("Shape", [data], start=axis, end=axis + 1) if b.opset >= 15 else \
+            b.add("Gather", [b.add("Shape", [data]), b.const(np.array([axis], np.int64))])
         bad = b.add("Or", [bad, b.add("Greater", [dim, b.const(np.array([INT32_MAX + 1], np.int64))])])
     return b.add("Where", [bad, b.const(np.array([-1], np.int64)), k])
 
