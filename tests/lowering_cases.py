@@ -11,8 +11,11 @@ from ortops.ops import DOMAINS
 
 __all__ = ["session", "run", "MODES"]
 
-#: The two lowering modes: ``lower(fallback=...)``.
-MODES = ("pyop", "none")
+#: The lowering modes: ``"pyop"``, the session's own lowering (``InferenceSession(path="lowered")``,
+#: which may leave a check to a standard node and re-run a failed call on the PyOp path);
+#: ``"guarded"``, ``lower(model)`` as written to a file (an ``If`` around the PyOp fallback),
+#: run by ``InferenceSession(path="pyop")``; ``"none"``, the standalone model in plain ORT.
+MODES = ("pyop", "guarded", "none")
 _CACHE: dict = {}
 
 
@@ -28,6 +31,10 @@ def session(key, make_model, mode: str):
             assert not any(n.domain in DOMAINS for g in _graphs(lowered.graph) for n in g.node)
             onnx.checker.check_model(lowered)
             _CACHE[key, mode] = ort.InferenceSession(lowered.SerializeToString(), providers=["CPUExecutionProvider"])
+        elif mode == "guarded":
+            lowered, report = ortops.lower(model)
+            assert report.lowered, report
+            _CACHE[key, mode] = ortops.InferenceSession(lowered, path="pyop")
         else:
             sess = ortops.InferenceSession(model, path="lowered")
             assert sess.lowered_nodes, sess.lowering

@@ -53,15 +53,16 @@ def test_nan_ties_and_signed_zeros(mode, mode_attr):
             assert_identical(got[1], want.indices)
 
 
-@pytest.mark.parametrize("k", [0, -1, 5])
-def test_bad_k_guarded_raises_op_error_naming_the_node(k):
-    sess = _session(np.float32, 2, dict(axis=1, mode="max", sort="value"), "pyop")
+@pytest.mark.parametrize("mode", ["pyop", "guarded"])
+@pytest.mark.parametrize("k", [0, -1, 5, -2 ** 63])
+def test_bad_k_guarded_raises_op_error_naming_the_node(k, mode):
+    sess = _session(np.float32, 2, dict(axis=1, mode="max", sort="value"), mode)
     with pytest.raises(ortops.OpError) as info:
         sess.run(None, {"data": np.ones((2, 4), np.float32), "k": np.array([k])})
     assert info.value.node_name == "top_k" and info.value.kind == "k_range"
 
 
-@pytest.mark.parametrize("k", [0, -1, 5])
+@pytest.mark.parametrize("k", [0, -1, 5, -2 ** 63])
 def test_bad_k_standalone_fails_in_ort_naming_node_and_reason(k):
     sess = _session(np.float32, 2, dict(axis=1, mode="max", sort="value"), "none")
     with pytest.raises(Exception) as info:  # ORT's own error type
