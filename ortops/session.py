@@ -663,8 +663,9 @@ class InferenceSession:
         """``method`` of the wrapped session on ``args`` (:meth:`_captured`). When ORT fails
         and some node was lowered, the lowering may have left a check to a standard node
         (:data:`ortops.lowering.ERRORS_TRANSLATED`): the call is then re-run on the PyOp path,
-        and its :class:`OpError`, if it raises one, is raised from ORT's error; otherwise ORT's
-        error is raised as it is."""
+        and its :class:`OpError`, if it raises one, is raised instead of ORT's error (with no
+        context: like every OpError of a session, it holds no reference to the inputs);
+        otherwise ORT's error is raised as it is."""
         run = getattr(self._session, method)
         if not self._bridged and self._source is None:
             return run(*args)  # no PyOp, nothing lowered: ORT's own call, nothing to capture
