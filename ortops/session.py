@@ -566,6 +566,10 @@ class InferenceSession:
     ``run`` calls on one session never see each other's. Other attributes (``get_inputs``,
     ``get_outputs``, ...) are those of the wrapped session; ``run_async`` runs ops on ORT's
     threads, so its op errors are logged and give empty outputs, as on the raw path.
+
+    A session with lowered nodes keeps a reference to ``model`` (not a copy): when a call fails
+    on a lowered node it makes a PyOp-path session of it, once, and re-runs the call there for
+    the op's :class:`OpError` (see :data:`ortops.lowering.ERRORS_TRANSLATED`).
     """
 
     def __init__(self, model, sess_options=None, providers: Sequence[str] | None = None, *, path: str = "auto",
