@@ -249,7 +249,7 @@ def test_session_leaves_the_k_check_to_topk_and_still_raises_op_error():
     model = builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="index", index_element_type="i64")
     session = ortops.InferenceSession(model)
     data = np.array([[3, 1, 3, 2, -0.0, 0.0]], np.float32)
-    if "topk_rejects_bad_k" in facts:
+    if {"topk_rejects_bad_k", "topk_nan_order"} <= facts:  # observed: ORT 1.32 has both, 1.31 the first
         assert "If" not in _session_ops(session) and not any(o.startswith("TopK_i") for o in _session_ops(session))
     for k in (0, 7, -1, -2 ** 63):
         with pytest.raises(ortops.OpError, match=f"k={k} is outside") as info:
