@@ -295,6 +295,7 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     target = current if others else max(current or 0, LOWERED_OPSET)
     info = _TypeInfo(model)
     taken = {name for g in graphs(model.graph) for n in g.node for name in (*n.output, n.name)}
+    taken |= {t.name for g in graphs(model.graph) for t in g.initializer}
     lowered, kept = [], []
     # Innermost graphs first: replacing a graph's nodes copies them, subgraphs included.
     for graph in reversed(list(graphs(model.graph))):
@@ -318,6 +319,9 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
                 kept.append(KeptNode(node.name, op.qualified_name, str(exc)))
                 nodes.append(node)
                 continue
+            if graph is model.graph:  # constants as initializers: fewer nodes for a session to load
+                graph.initializer.extend(_initializer(n) for n in replacement if n.op_type == "Constant")
+                replacement = [n for n in replacement if n.op_type != "Constant"]
             nodes.extend(replacement)
             lowered.append(LoweredNode(node.name, op.qualified_name, "guarded" if fallback == "pyop" else "standalone"))
         del graph.node[:]
@@ -422,6 +426,14 @@ def _rename(nodes, renames: dict[str, str]) -> None:
                 for out in attr.g.output:
                     if out.name in renames:
                         out.name = renames[out.name]
+
+
+def _initializer(constant: onnx.NodeProto) -> onnx.TensorProto:
+    """The tensor of a Builder's ``Constant`` node, named after its output."""
+    tensor = onnx.TensorProto()
+    tensor.CopyFrom(constant.attribute[0].t)
+    tensor.name = constant.output[0]
+    return tensor
 
 
 def _copy(node: onnx.NodeProto) -> onnx.NodeProto:
