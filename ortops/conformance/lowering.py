@@ -1,12 +1,23 @@
-"""Every execution path judged: each case also runs as the guarded lowering and the standalone
-lowering (:func:`ortops.lower`), and each is compared with the reference, bit for bit.
+"""Every execution path judged: each case also runs as the guarded lowering, the session's own
+lowering and the standalone lowering (:func:`ortops.lower`), and each is compared with the
+reference, bit for bit.
 
-Two checks per case, oracles ``"lowered (guarded)"`` and ``"lowered (standalone)"``:
+Three checks per case:
+
+* ``"lowered (guarded)"``: the model as ``ortops.lower(model)`` writes it (an ``If`` routes
+  what the composition cannot take to the original PyOp), run by ``ortops.InferenceSession``;
+* ``"lowered (session)"``: ``ortops.InferenceSession(model, path="lowered")``, whose lowering may
+  leave a check to a standard node and re-run a failed call on the PyOp path
+  (:data:`ortops.lowering.ERRORS_TRANSLATED`);
+* ``"lowered (standalone)"``: ``ortops.lower(model, fallback="none")`` in a plain ORT session.
+
+Each is judged so:
 
 * the reference answers: the path must give the same outputs (same dtype and shape; NaN where
   NaN; the same sign of every zero). Otherwise *unexplained*.
-* the reference raises :class:`OpError`: the guarded path must raise ``OpError`` of the same
-  kind, and the standalone path must fail in ORT (never return outputs). Otherwise *unexplained*.
+* the reference raises :class:`OpError`: the guarded and session paths must raise ``OpError``
+  of the same kind, and the standalone path must fail in ORT (never return outputs). Otherwise
+  *unexplained*.
 * a node without an exact composition (e.g. uint64 TopK) is *skipped*, with the reason
   :func:`ortops.lower` gives; so is a case whose inputs cannot be fed (bfloat16 cases are
   cast inside their graph).
@@ -30,10 +41,11 @@ from ..ops import by_name
 from .cases import Case, Check
 from .sessions import session_options
 
-__all__ = ["ORACLES", "OPENVINO", "judge_paths", "judge_openvino"]
+__all__ = ["ORACLES", "GUARDED", "SESSION", "STANDALONE", "OPENVINO", "judge_paths", "judge_openvino"]
 
-#: The oracle names of the two checks.
-ORACLES = ("lowered (guarded)", "lowered (standalone)")
+#: The oracle names of the three checks, in the order they are made.
+GUARDED, SESSION, STANDALONE = "lowered (guarded)", "lowered (session)", "lowered (standalone)"
+ORACLES = (GUARDED, SESSION, STANDALONE)
 #: The oracle name of the standalone model run natively in OpenVINO (``--oracle openvino``).
 OPENVINO = "lowered (standalone) in OpenVINO"
 
@@ -69,8 +81,9 @@ CACHE, CACHE_SIZE = "conformance.lowered", 24
 
 
 def _sessions(serialized: bytes):
-    """(guarded session, standalone session or the reason there is none) for a model: cached,
-    bounded and single-threaded like the runner's own sessions (:mod:`.sessions`)."""
+    """(guarded session, session-lowered session, standalone session or the reason there is
+    none) for a model: cached, bounded and single-threaded like the runner's own sessions
+    (:mod:`.sessions`)."""
     return runtime.cached(CACHE, serialized, lambda: _build(serialized), limit=CACHE_SIZE)
 
 
@@ -80,13 +93,14 @@ def _build(serialized: bytes):
     from ..lowering import lower
     from ..session import InferenceSession
 
-    guarded = InferenceSession(serialized, session_options(), path="lowered")
+    guarded = InferenceSession(lower(serialized).model, session_options(), path="pyop")
+    session = InferenceSession(serialized, session_options(), path="lowered")
     try:
         standalone_model = lower(serialized, fallback="none").model
     except ValueError as exc:
-        return guarded, str(exc)
-    return guarded, ort.InferenceSession(standalone_model.SerializeToString(), session_options(),
-                                         providers=["CPUExecutionProvider"])
+        return guarded, session, str(exc)
+    return guarded, session, ort.InferenceSession(standalone_model.SerializeToString(), session_options(),
+                                                  providers=["CPUExecutionProvider"])
 
 
 def _identical(got, want) -> str:
@@ -125,7 +139,7 @@ def _reference(case: Case):
 
 
 def judge_paths(case: Case) -> list[Check]:
-    """The checks of both lowered paths on ``case`` (see the module's notes)."""
+    """The checks of the three lowered paths on ``case`` (see the module's notes)."""
     op = by_name(case.op)
     if not op.lowering:
         return []
@@ -133,14 +147,15 @@ def judge_paths(case: Case) -> list[Check]:
         return [Check(name, "skipped", "the case's inputs are not the op's own (cast inside its graph)")
                 for name in ORACLES]
     want = _reference(case)
-    guarded, standalone = _sessions(_model(case).SerializeToString())
+    guarded, session, standalone = _sessions(_model(case).SerializeToString())
     feed = {name: value for name, value in case.inputs.items()
             if name in {i.name for i in guarded.get_inputs()}}
-    checks = [_judge(ORACLES[0], lambda: guarded.run(None, feed), want, guarded=True)]
+    checks = [_judge(GUARDED, lambda: guarded.run(None, feed), want, guarded=True),
+              _judge(SESSION, lambda: session.run(None, feed), want, guarded=True)]
     if isinstance(standalone, str):
-        checks.append(Check(ORACLES[1], "skipped", "no exact standard-ONNX composition", detail=standalone))
+        checks.append(Check(STANDALONE, "skipped", "no exact standard-ONNX composition", detail=standalone))
     else:
-        checks.append(_judge(ORACLES[1], lambda: standalone.run(None, feed), want, guarded=False))
+        checks.append(_judge(STANDALONE, lambda: standalone.run(None, feed), want, guarded=False))
     return checks
 
 
