@@ -12,6 +12,9 @@ that sorts the selected indices ascending, and a GatherElements of the values.
   both stable: the whole slice by value with NaN replaced by 0, then that order by "is NaN"
   (first for mode max, last for mode min), keeping k.
 * k: ONNX TopK accepts k=0 (empty outputs) and ORT's own error for k > dim; both are checks.
+  In a session that re-runs a failed call on the PyOp path (``ERRORS_TRANSLATED``), on an ORT
+  whose TopK rejects a negative k and a k above the axis (probed: ``"topk_rejects_bad_k"``),
+  k=0 is mapped to -1 instead and the TopK itself fails: no ``If``, no PyOp.
 * uint64 has no ORT TopK kernel and no wider exact type: not lowered.
 """
 
