@@ -143,11 +143,11 @@ def bridge_ops() -> tuple[BridgeOp, ...]:
     public, private, carried = [], [], []
     for op in OPS:
         default = op.variant(op.defaults())
-        public.append(BridgeOp(op, op.domain, op.op_type, _signatures(op, default.types if default else ()),
+        raw, narrowed = op.raw_restriction(), op.private_restriction()
+        if {name for name, _ in (*raw, *narrowed)} & set(op.output_types):
+            raise ValueError(f"{op.op_type}: raw_types or private_types narrow a type parameter that an output uses")
+        public.append(BridgeOp(op, op.domain, op.op_type, _signatures(op, (*raw, *(default.types if default else ()))),
                                requires=default.attrs if default else ()))
-        narrowed = op.private_restriction()
-        if {name for name, _ in narrowed} & set(op.output_types):
-            raise ValueError(f"{op.op_type}: private_types narrow a type parameter that an output uses")
         for variant in op.variants or (None,):
             private.append(BridgeOp(op, BRIDGE_DOMAIN, op.op_type + (variant.suffix if variant else ""),
                                     _signatures(op, (*narrowed, *(variant.types if variant else ()))),

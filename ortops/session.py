@@ -108,7 +108,7 @@ def _widenings(op: OpSpec, found: list[int]) -> tuple[list[tuple[int, int]], lis
 
 def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int], names: Names,
              subgraph: bool, casts: list[tuple[onnx.NodeProto, str, int, int]],
-             unwidened: list[tuple[onnx.NodeProto, list[str]]]) -> list[onnx.NodeProto]:
+             unwidened: list[tuple[onnx.NodeProto, list[str], str]]) -> list[onnx.NodeProto]:
     """The bridge node for ``node``, the Casts carrying float16/bfloat16 around it and those
     widening narrow integer inputs in front of it (each such Cast is appended to ``casts`` as
     ``(node, role, from type, to type)``).
@@ -116,19 +116,20 @@ def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int
     The node goes to the private op type its variant and carrier choose, whose registrations
     take ``k``/``indices``/``axis`` as int64 or uint64 only. When the type of such an input is
     unknown (only in a subgraph, see :func:`_check_input_types`) it cannot be widened: the node
-    then keeps its public op type, whose registrations take every integer type, if that can
-    carry it (the variant of the attributes' defaults, and no rounding carrier); errors of such
-    a node do not name it. Otherwise it goes private all the same, and ORT refuses the model at
-    load unless that input is int64 or uint64 (the node and those roles are appended to
-    ``unwidened``, for :class:`InferenceSession` to explain such a refusal).
+    then keeps its public op type, whose registrations take int32, int64 and uint64 there
+    (:data:`ortops.ops.spec.RAW_INDEX_TYPES`), if that can carry it (the variant of the
+    attributes' defaults, and no rounding carrier); errors of such a node do not name it.
+    Otherwise it goes private all the same (int64 or uint64 only). Either way ORT refuses the
+    model at load when that input has another type: the node, those roles and the types taken
+    are appended to ``unwidened``, for :class:`InferenceSession` to explain such a refusal.
     """
     found = _check_input_types(node, op, types, subgraph)
     variant = op.variant(attrs)
     carried = found[0] in _UNCARRIED
     widen, unknown = _widenings(op, found)
     public = bool(unknown) and variant == op.variant(op.defaults()) and not (carried and op.carrier.rounds)
-    if unknown and not public:
-        unwidened.append((node, unknown))
+    if unknown:
+        unwidened.append((node, unknown, "int32, int64 or uint64" if public else "int64 or uint64"))
     bridge_op = op.op_type + (variant.suffix if variant else "")
     if carried and op.carrier.rounds:
         bridge_op = f"{bridge_op}_{dtypes.onnx_name(found[0])}"  # rounds the float64 result once, for the Cast back
@@ -192,10 +193,10 @@ def prepare_model(model) -> onnx.ModelProto:
       a uint64 index above 2**63 to a negative, valid index). The private op types are
       registered for int64 and uint64 there only: fewer registrations, faster session
       creation. In a subgraph where such an input's type neither is declared nor can be
-      inferred, the node keeps its public op type, which takes every integer type (its errors
-      then do not name the node); where that cannot carry it (TopK with
-      ``index_element_type="i64"``, ScatterElementsUpdate on float16/bfloat16 data), ORT
-      refuses the model at load unless the input is int64 or uint64: declare its type;
+      inferred, the node keeps its public op type, which takes int32, int64 and uint64 there
+      (its errors then do not name the node); where that cannot carry it (TopK with
+      ``index_element_type="i64"``, ScatterElementsUpdate on float16/bfloat16 data) it stays
+      private (int64 or uint64); ORT refuses the model at load for another type: declare it;
     * puts an ``Identity`` between a bridge node and the outputs of its graph (main graph,
       branch or body) that it produces, so that a pre-allocated output of another shape (a
       reused ``IOBinding``, a ``Scan`` output slot) is ORT's clean error and not an abort in
@@ -226,7 +227,7 @@ def prepare_model(model) -> onnx.ModelProto:
     return _prepare(load_model(model))
 
 
-def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[str]]] | None = None
+def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[str], str]] | None = None
              ) -> onnx.ModelProto:
     """:func:`prepare_model` on a loaded model (modified in place and returned). ``unwidened``
     collects the private nodes with an input of unknown type they take as int64/uint64 only."""
@@ -578,7 +579,7 @@ class InferenceSession:
 
         loaded, external_data_folder = _load(model)
         lowered, self.lowering = _lower_for_session(loaded, path)
-        unwidened: list[tuple[onnx.NodeProto, list[str]]] = []
+        unwidened: list[tuple[onnx.NodeProto, list[str], str]] = []
         bodies = [*graphs(lowered.graph), *(b for f in lowered.functions for b in function_graphs(f))]
         # Every ortops node lowered: nothing for prepare_model to check or rewrite.
         ours = any(n.domain in DOMAINS for body in bodies for n in body.node)
@@ -614,10 +615,10 @@ class InferenceSession:
                 **kwargs,
             )
         except Exception as exc:
-            for node, roles in unwidened:
+            for node, roles, taken in unwidened:
                 exc.add_note(f"ortops: the type of input(s) {roles} of {node.op_type} node {node.name!r} cannot be "
                              "inferred in its subgraph, and with its attributes and data type ortops takes them there "
-                             "as int64 or uint64 only: declare their type (value_info) or Cast them to int64")
+                             f"as {taken} only: declare their type (value_info) or Cast them to int64")
             raise
         finally:
             if unset:

@@ -19,6 +19,7 @@ from ..errors import OpError
 __all__ = [
     "AttrDef",
     "TypeParam",
+    "RAW_INDEX_TYPES",
     "Carrier",
     "Variant",
     "Deferred",
@@ -61,6 +62,12 @@ class AttrDef:
         return "an integer" if self.kind == "int" else "a string"
 
 
+#: The types the raw path (the public registrations) takes an index-like input in (TopK's k,
+#: ScatterElementsUpdate's indices and axis: :attr:`TypeParam.raw_types`): ONNX's own (int32,
+#: int64) and uint64. :func:`ortops.prepare_model` casts the other integer types exactly.
+RAW_INDEX_TYPES = ("int32", "int64", "uint64")
+
+
 @dataclass(frozen=True)
 class TypeParam:
     """One type parameter of an op and the element types it accepts: the op's one table.
@@ -76,8 +83,12 @@ class TypeParam:
     bridge carries). ``prepare_model`` casts an input of another type of ``types`` to the first
     of them that holds all its values (:func:`ortops.dtypes.holds`): the op sees the same
     numbers, and fewer registrations make every session faster to create (ORT spends about
-    10 us per registration at each session creation). The public registrations keep every
-    type (the raw path takes models as they are). Only for a parameter no output uses.
+    10 us per registration at each session creation). Only for a parameter no output uses.
+
+    ``raw_types`` narrows the public registrations (the op's own domain: the raw path, a model
+    run with :func:`ortops.session_options` as it is) likewise; there nothing casts, so ORT
+    refuses a model with another type when the session is created (cleanly: no registration
+    takes it). ``None``: every type the bridge carries.
     """
 
     name: str
@@ -85,6 +96,7 @@ class TypeParam:
     doc: str
     schema_types: tuple[str, ...] | None = None
     private_types: tuple[str, ...] | None = None
+    raw_types: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -230,6 +242,11 @@ class OpSpec:
         """``(type parameter, types)`` for each parameter whose private registrations are
         narrowed (:attr:`TypeParam.private_types`), as :attr:`Variant.types` restricts them."""
         return tuple((t.name, t.private_types) for t in self.type_params if t.private_types is not None)
+
+    def raw_restriction(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """``(type parameter, types)`` for each parameter whose public registrations are
+        narrowed (:attr:`TypeParam.raw_types`)."""
+        return tuple((t.name, t.raw_types) for t in self.type_params if t.raw_types is not None)
 
     def private_type(self, role: str, type_name: str) -> str:
         """The type the private registrations take the input ``role`` of type ``type_name`` as:

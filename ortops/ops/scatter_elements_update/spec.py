@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ... import dtypes
-from ..spec import OPENVINO_DOMAIN, AttrDef, Carrier, Deferred, OpSpec, TypeParam
+from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, Deferred, OpSpec, TypeParam
 
 __all__ = ["SCATTER_ELEMENTS_UPDATE", "REDUCTIONS"]
 
@@ -36,9 +36,11 @@ SCATTER_ELEMENTS_UPDATE = OpSpec(
         # casts the narrower integer types to int64 (exact), and uint64 stays (int64 would wrap
         # an index above 2**63 to a negative one, which is a valid index: silently wrong).
         TypeParam("T_IND", dtypes.names(dtypes.INTEGER_TYPES), "an integer type",
-                  private_types=dtypes.names(dtypes.WIDE_INTEGER_TYPES)),
+                  private_types=dtypes.names(dtypes.WIDE_INTEGER_TYPES),
+                  raw_types=RAW_INDEX_TYPES),
         TypeParam("T_AXIS", dtypes.names(dtypes.INTEGER_TYPES), "an integer type",
-                  private_types=dtypes.names(dtypes.WIDE_INTEGER_TYPES)),
+                  private_types=dtypes.names(dtypes.WIDE_INTEGER_TYPES),
+                  raw_types=RAW_INDEX_TYPES),
     ),
     # float64 holds a sum or mean exactly enough to round once, back to the original type.
     carrier=Carrier(via="double", inputs=(0, 2), rounds=True),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ... import dtypes
 from ..inference import attr_value, constant_scalar, input_dims, tensor_type
-from ..spec import OPENVINO_DOMAIN, AttrDef, Carrier, Deferred, OpSpec, TypeParam, Variant
+from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, Deferred, OpSpec, TypeParam, Variant
 
 __all__ = ["TOP_K"]
 
@@ -50,7 +50,8 @@ TOP_K = OpSpec(
         # The private registrations take k as int64 or uint64 only: prepare_model casts the
         # narrower integer types to int64 (exact), and uint64 stays (a cast would wrap it).
         TypeParam("T_K", dtypes.names(dtypes.INTEGER_TYPES), "an integer type",
-                  private_types=dtypes.names(dtypes.WIDE_INTEGER_TYPES)),
+                  private_types=dtypes.names(dtypes.WIDE_INTEGER_TYPES),
+                  raw_types=RAW_INDEX_TYPES),
         TypeParam("T_IND", tuple(_INDEX_TYPES.values()), "chosen by index_element_type"),
     ),
     # float32 keeps TopK exact: every float16/bfloat16 value is a float32 value, and the
