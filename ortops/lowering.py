@@ -24,7 +24,7 @@ What an op's lowering module provides (``site`` is a :class:`Site`, ``b`` a :cla
     them as ``assume``; a model written to a file assumes nothing.
 ``site.assume`` may also hold :data:`ERRORS_TRANSLATED`, which is no fact about the runtime
     but a promise of the caller: a guarded lowering may then leave a check to a standard node
-    that fails, named after the reason, instead of routing the input to the PyOp
+    that fails (e.g. ORT's TopK on a bad k) instead of routing the input to the PyOp
     (:class:`ortops.InferenceSession` promises it: it re-runs a failed call on the PyOp path
     and raises that path's :class:`OpError`). It saves the ``If`` around small inputs.
 ``fast(b, site) -> list[str]`` and ``exact(b, site) -> list[str]``
@@ -449,13 +449,12 @@ def _failures(b: Builder, checks) -> str:
     element count fails in ORT, but OpenVINO 2026.4's CPU plugin returns zeros for the one and
     reinterprets the memory for the other.) Returns their sum: an int64 zero when all hold,
     on which a later node depends, so that every check runs first."""
-    zeros = b.const(np.zeros((1, 1), np.int64))
-    one = b.const(np.ones(2, np.int64))
+    zeros, ones, zero, one = (b.const(np.zeros((1, 1), np.int64)), b.const(np.ones(2, np.int64)),
+                              b.const(np.zeros(1, np.int64)), b.const(np.ones(1, np.int64)))
     failures = []
     for ok, label in checks:
-        shape = b.add("Add", [one, b.add("Concat", [b.const(np.zeros(1, np.int64)),
-                                                     b.add("Reshape", [b.cast(b.add("Not", [ok]), TensorProto.INT64),
-                                                                       b.const(np.array([1], np.int64))])], axis=0)])
+        bad = b.add("Reshape", [b.cast(b.add("Not", [ok]), TensorProto.INT64), one])  # [1]: 1 unless ok
+        shape = b.add("Add", [ones, b.add("Concat", [zero, bad], axis=0)])  # [1, 1 + bad]
         wide = b.add("ConstantOfShape", [shape], value=numpy_helper.from_array(np.zeros(1, np.int64)))
         failures.append(b.reduce("ReduceSum", b.add("Concat", [zeros, wide], axis=0, name=label)))
     total = failures[0]
@@ -465,17 +464,17 @@ def _failures(b: Builder, checks) -> str:
 
 
 def _gate(b: Builder, value: str, checks) -> str:
-    """``value`` once every ``(ok, label)`` holds: Reshapes that fail unless ``ok``, named
+    """``value`` once every ``(ok, label)`` holds: Concats that fail unless ``ok``, named
     ``label`` (ORT's message quotes the failing node's name), summed into the shape of a
     Reshape of ``value`` to its own shape (no copy)."""
     return b.add("Reshape", [value, b.add("Add", [b.add("Shape", [value]), _failures(b, checks)])])
 
 
 def _failure(b: Builder, checks, out_types: Sequence[int], out_ranks: Sequence[int | None]) -> list[str]:
-    """An error branch: for every ``(ok, label)``, a Reshape that fails unless ``ok``, named
+    """An error branch: for every ``(ok, label)``, a Concat that fails unless ``ok``, named
     ``label`` (ORT's message quotes the failing node's name). Its outputs are never returned."""
     total = _failures(b, checks)
-    # Outputs of the right type and rank (never returned: one of the Reshapes fails).
+    # Outputs of the right type and rank (never returned: one of the Concats fails).
     return [b.add("Reshape", [b.cast(total, t), b.const(np.ones(r or 0, np.int64))]) for t, r in zip(out_types, out_ranks)]
 
 

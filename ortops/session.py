@@ -13,7 +13,8 @@ from onnx import TensorProto, helper
 from . import bridge, dtypes, runtime
 from .builder.schemas import SCHEMA_VERSION, register_schemas
 from .errors import OpError
-from .graph import Names, check_node, check_nodes, external_tensors, function_graphs, graphs, load_model
+from .graph import (Names, check_node, check_nodes, external_tensors, function_graphs, graphs, load_model,
+                    model_graphs)
 from .lowering import ERRORS_TRANSLATED, lower, runtime_facts
 from .ops import DOMAINS
 from .ops.spec import OpSpec
@@ -580,18 +581,16 @@ class InferenceSession:
         loaded, external_data_folder = _load(model)
         lowered, self.lowering = _lower_for_session(loaded, path)
         unwidened: list[tuple[onnx.NodeProto, list[str], str]] = []
-        bodies = [*graphs(lowered.graph), *(b for f in lowered.functions for b in function_graphs(f))]
         # Every ortops node lowered: nothing for prepare_model to check or rewrite.
-        ours = any(n.domain in DOMAINS for body in bodies for n in body.node)
+        ours = any(n.domain in DOMAINS for body in model_graphs(lowered) for n in body.node)
         self.model = _prepare(lowered, unwidened) if ours else lowered
         # For a call that fails on a lowered node: the PyOp path's session, made when needed.
         self._source = model if self.lowered_nodes else None
         self._providers, self._pyop = providers, None
         # Nodes of domains ORT does not know itself (ortops' PyOps, others' custom ops) need the
         # extensions library and the bridge's error capture; without them, a plain session.
-        bodies = [*graphs(self.model.graph), *(b for f in self.model.functions for b in function_graphs(f))]
         known = {*_ORT_DOMAINS, *(f.domain for f in self.model.functions)}  # calls of local functions
-        self._bridged = any(n.domain not in known for body in bodies for n in body.node)
+        self._bridged = any(n.domain not in known for body in model_graphs(self.model) for n in body.node)
         if self._bridged:
             kwargs["disabled_optimizers"] = [*kwargs.get("disabled_optimizers", ()), "EliminateIdentity"]
             options = session_options(sess_options)

@@ -80,9 +80,10 @@ def _hypotheses(case: Case) -> list[tuple[str, str, np.dtype]]:
     return []
 
 
-def _explain_narrowing(case: Case, got) -> Check | None:
-    """A known TopK narrowing that accounts for OpenVINO's answer, compared in the type the CPU
-    plugin computes in (so that order and ties are judged as OpenVINO sees the values)."""
+def _narrowings(case: Case):
+    """``(topic, what, work type, the data as the CPU plugin computes it)`` for each known
+    narrowing of :func:`_hypotheses` that changes some value of the data (one that changes
+    none cannot be the cause of a difference)."""
     data = case.inputs["data"]
     for topic, what, work in _hypotheses(case):
         narrowed = ov.to_work(data, work)
@@ -90,8 +91,14 @@ def _explain_narrowing(case: Case, got) -> Check | None:
             unchanged = same(narrowed.astype(data.dtype), data)
         else:  # as numbers: uint32 -> int32 loses nothing on the way back, but reorders
             unchanged = bool(np.all(narrowed.astype(object) == data.astype(object)))
-        if unchanged:  # the type changes no value: it cannot be the cause
-            continue
+        if not unchanged:
+            yield topic, what, work, narrowed
+
+
+def _explain_narrowing(case: Case, got) -> Check | None:
+    """A known TopK narrowing that accounts for OpenVINO's answer, compared in the type the CPU
+    plugin computes in (so that order and ties are judged as OpenVINO sees the values)."""
+    for topic, what, work, narrowed in _narrowings(case):
         seen = Case(case.name, case.op, case.source, {**case.inputs, "data": narrowed}, case.attrs)
         model = expected(seen.inputs, case.attrs)
         got_seen = [ov.to_work(got[0], work), got[1]]
@@ -155,16 +162,8 @@ def explain(case: Case, got, want) -> Check | None:
 def _work(case: Case) -> tuple[str, np.dtype]:
     """(topic, the type OpenVINO's CPU plugin computes the data in): a narrowing topic when that
     type changes some value of the data, else ``"ties"``."""
-    data = case.inputs["data"]
-    for topic, _, work in _hypotheses(case):
-        narrowed = ov.to_work(data, work)
-        if work.kind == "f":
-            changed = not same(narrowed.astype(data.dtype), data)
-        else:  # as numbers: uint32 -> int32 loses nothing on the way back, but reorders
-            changed = not np.all(narrowed.astype(object) == data.astype(object))
-        if changed:
-            return topic, work
-    return "ties", data.dtype
+    narrowing = next(_narrowings(case), None)
+    return (narrowing[0], narrowing[2]) if narrowing else ("ties", case.inputs["data"].dtype)
 
 
 def explain_standalone(case: Case, got, want) -> Check | None:
