@@ -9,6 +9,25 @@ import textwrap
 from typing import NamedTuple
 
 
+#: Child-process code that registers ortops' ops and makes every TopK kernel sleep 30 s before
+#: it computes (``slow_calls`` counts the calls): a signal sent meanwhile lands inside an op.
+SLOW_TOP_K = """
+import time
+import ortops
+from ortops import bridge
+ortops.register()
+slow_calls = []
+for kernel in bridge._kernels.values():            # every TopK registration sleeps 30 s first
+    if kernel.op.op_type.startswith("TopK"):
+        compute = kernel.compute
+        def slow(*args, _compute=compute, **kwargs):
+            slow_calls.append(1)
+            time.sleep(30)
+            return _compute(*args, **kwargs)
+        kernel.compute = slow
+"""
+
+
 class Child(NamedTuple):
     status: int
     stdout: str

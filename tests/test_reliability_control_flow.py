@@ -18,7 +18,7 @@ import onnx
 import pytest
 
 import control_flow_models as cf
-from child_process import run_child
+from child_process import SLOW_TOP_K, run_child
 
 # The child: ``attempt`` runs one call and prints one JSON line, the outcome.
 _PRELUDE = """
@@ -402,17 +402,7 @@ def test_ctrl_c_during_an_op_in_a_body_stops_the_run(tmp_path, where):
 import os, signal, threading, time
 import numpy as np
 import ortops
-from ortops import bridge
-ortops.register()
-slow_calls = []
-for kernel in bridge._kernels.values():            # every TopK registration sleeps 30 s first
-    if kernel.op.op_type.startswith("TopK"):
-        compute = kernel.compute
-        def slow(*args, _compute=compute, **kwargs):
-            slow_calls.append(1)
-            time.sleep(30)
-            return _compute(*args, **kwargs)
-        kernel.compute = slow
+{SLOW_TOP_K}
 session = ortops.InferenceSession({str(path)!r}, path="pyop")  # the PyOp: its kernel is what this exercises
 start = time.monotonic()
 threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from child_process import run_child
+from child_process import SLOW_TOP_K, run_child
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -24,16 +24,7 @@ import ortops
 from ortops import bridge, builder
 
 logging.getLogger("ortops").addHandler(logging.StreamHandler(sys.stdout))
-ortops.register()
-slow_calls = []
-for kernel in bridge._kernels.values():            # every TopK registration sleeps 30 s first
-    if kernel.op.op_type.startswith("TopK"):
-        compute = kernel.compute
-        def slow(*args, _compute=compute, **kwargs):
-            slow_calls.append(1)
-            time.sleep(30)
-            return _compute(*args, **kwargs)
-        kernel.compute = slow
+""" + SLOW_TOP_K + """
 model = builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value", stable=1, k_shape=[1])
 feed = {"data": np.ones((2, 3), np.float32), "k": np.array([1])}
 
