@@ -58,18 +58,18 @@ def check(status: str, topic: str | None, reason: str = "", detail: str = "") ->
 
 
 @functools.lru_cache(maxsize=1)
-def _installed() -> tuple[str | None, tuple[str, ...]]:
+def _installed():
     from ..interop.ncnn_build import installed_release
 
-    found, missing = installed_release()
-    return found, tuple(missing)
+    return installed_release()
 
 
 def unavailable() -> str | None:
-    """Why real ncnn cannot judge here (not installed, or built without a needed layer), or None."""
-    found, missing = _installed()
+    """Why real ncnn cannot judge here (it does not import, or dies on import, e.g. SIGILL on a
+    CPU it was not built for; or it was built without a needed layer), or None."""
+    found, missing, error = _installed()
     if found is None:
-        return "the ncnn module does not import"
+        return error
     if missing:
         return f"ncnn {found} has no layer {', '.join(missing)} (the PyPI wheel is built without it)"
     return None

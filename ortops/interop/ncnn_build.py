@@ -18,13 +18,18 @@ module builds it from ncnn's source package on PyPI, pinned to one release
 3. **Configure and build** the Python module with CMake: ``-DNCNN_VERSION`` pins the version
    that the generated ``python/setup.py`` writes; the layers of the ``ortops.ncnn`` ops
    (``-DWITH_LAYER_argmax=ON``: off in ncnn's default build) on and every other layer off; no
-   Vulkan, tools, examples, benchmark, tests, runtime CPU dispatch or SDK install
-   (:func:`cmake_options`). About one minute on 2 cores.
+   Vulkan, tools, examples, benchmark, tests or SDK install (:func:`cmake_options`). ncnn's
+   run-time CPU dispatch stays on (``-DNCNN_RUNTIME_CPU=ON``, its default): the baseline code
+   path uses only the instruction set every x86-64 CPU has, and AVX/AVX2/AVX-512 code, where a
+   layer has some, runs only after ncnn has found the CPU supports it. With dispatch off, ncnn
+   compiles in every instruction set the *compiler* knows, and the module dies with SIGILL on
+   a CPU without AVX-512. About one minute on 2 cores.
 4. **Install** ``python/`` of the built tree with ``pip install --no-deps --force-reinstall``
    (replacing a PyPI ncnn wheel if there is one). ``--no-deps``: ncnn declares tqdm, requests
    and portalocker for its model zoo, which the oracle does not use.
-5. **Check** in a fresh interpreter that ``import ncnn`` gives :data:`NCNN_RELEASE` and that
-   ``ncnn.create_layer`` knows every needed layer.
+5. **Check** in a child interpreter that ``import ncnn`` gives :data:`NCNN_RELEASE` and that
+   ``ncnn.create_layer`` knows every needed layer (:func:`probe`). A child killed by a signal
+   is reported with the signal's name and its likely cause (:func:`describe_exit`).
 
 Nothing here runs on import; :func:`install` does the work. Python and pip are the running
 interpreter's (``sys.executable``): the oracle lands in the environment ortops runs in.
@@ -36,6 +41,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -45,7 +51,8 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
 
 __all__ = ["NCNN_RELEASE", "NCNN_VERSION", "SDIST_URL", "SDIST_SHA256", "MissingTools", "BuildError", "Tools",
-           "find_tools", "needed_layers", "layers_in_source", "cmake_options", "install", "installed_release"]
+           "find_tools", "needed_layers", "layers_in_source", "cmake_options", "install", "installed_release",
+           "Installed", "describe_exit", "check"]
 
 #: The ncnn release the oracle is built from (the PyPI version of its source package).
 NCNN_RELEASE = "1.0.20261020"
@@ -58,7 +65,7 @@ SDIST_URL = ("https://files.pythonhosted.org/packages/b7/50/32b5172afe7d3e0dce41
              f"ncnn-{NCNN_RELEASE}.tar.gz#sha256={SDIST_SHA256}")
 
 _OFF = ("NCNN_VULKAN", "NCNN_BUILD_TOOLS", "NCNN_BUILD_EXAMPLES", "NCNN_BUILD_BENCHMARK", "NCNN_BUILD_TESTS",
-        "NCNN_RUNTIME_CPU", "NCNN_INSTALL_SDK")
+        "NCNN_INSTALL_SDK")
 
 
 class MissingTools(RuntimeError):
@@ -149,6 +156,7 @@ def cmake_options(all_layers: Sequence[str], wanted: Sequence[str] = (), python:
         "-DCMAKE_BUILD_TYPE=Release",
         f"-DNCNN_VERSION={NCNN_VERSION}",
         "-DNCNN_PYTHON=ON",
+        "-DNCNN_RUNTIME_CPU=ON",
         *(f"-D{option}=OFF" for option in _OFF),
         f"-DPython_EXECUTABLE={python}", f"-DPython3_EXECUTABLE={python}", f"-DPYTHON_EXECUTABLE={python}",
         *(f"-DWITH_LAYER_{name}={'ON' if name in on else 'OFF'}" for name in sorted(lower)),
@@ -197,9 +205,48 @@ def _extract(sdist: Path, directory: Path) -> Path:
     return roots[0]
 
 
-def installed_release(python: str = sys.executable) -> tuple[str | None, list[str]]:
-    """(the ncnn version ``python`` imports or None, the needed layers it lacks), checked in a
-    child interpreter (``create_layer`` prints to stderr for an unknown layer)."""
+class Installed(NamedTuple):
+    """What a child interpreter found of the ncnn module (:func:`installed_release`)."""
+
+    version: str | None  # the imported ncnn's version; None when it does not import
+    missing: list[str]  # the needed layers it lacks (all of them when it does not import)
+    error: str | None = None  # why it does not import (see describe_exit), else None
+
+
+def describe_exit(status: int, stderr: str = "") -> str:
+    """Why a child interpreter that ran ``import ncnn`` failed, from its exit status.
+
+    A negative ``status`` is a signal (``subprocess``'s convention): its name and meaning, and
+    for SIGILL the likely cause, an instruction the CPU lacks. Otherwise the status and the
+    last line the child wrote to stderr (a Python traceback's exception line).
+    """
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        meaning = signal.strsignal(-status) or "unknown signal"
+        text = f"the ncnn module was killed by {name} ({meaning}) on import"
+        if -status == signal.SIGILL:
+            text += ("; likely cause: it uses an instruction this CPU lacks (it was built on or for another "
+                     "machine, or with ncnn's run-time CPU dispatch off): rebuild it here with "
+                     "'ortops install-oracle ncnn'")
+        return text
+    last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "no message")
+    return f"the ncnn module does not import (exit status {status}: {last})"
+
+
+def installed_release(python: str = sys.executable) -> Installed:
+    """What ``python`` finds of the ncnn module, checked in a child interpreter (the module
+    may die on import, e.g. SIGILL on a CPU it was not built for; ``create_layer`` prints to
+    stderr for an unknown layer).
+
+    Returns
+    -------
+    Installed
+        ``(version, missing, error)``: the version ``python`` imports, or None with ``error``
+        saying why (:func:`describe_exit`); the needed layers it lacks.
+    """
     layers = list(needed_layers())
     code = ("import ncnn\n"
             "def absent(name):\n"
@@ -209,11 +256,11 @@ def installed_release(python: str = sys.executable) -> tuple[str | None, list[st
             "        return True\n"
             f"missing = [n for n in {layers!r} if absent(n)]\n"
             "print(ncnn.__version__); print(','.join(missing))\n")
-    done = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, errors="replace")
     if done.returncode != 0:
-        return None, layers
+        return Installed(None, layers, describe_exit(done.returncode, done.stderr))
     lines = done.stdout.splitlines() + ["", ""]
-    return lines[0].strip(), [n for n in lines[1].split(",") if n]
+    return Installed(lines[0].strip(), [n for n in lines[1].split(",") if n])
 
 
 def install(*, sdist: str | os.PathLike | None = None, build_dir: str | os.PathLike | None = None,
@@ -258,10 +305,23 @@ def install(*, sdist: str | os.PathLike | None = None, build_dir: str | os.PathL
         _run("build", [tools.cmake, "--build", build, "--target", "pyncnn", "--parallel", str(jobs)], log, env=env)
         _run("install", [sys.executable, "-m", "pip", "install", "--no-deps", "--force-reinstall",
                          source / "python"], log)
-    version, missing = installed_release()
+    version = check()
+    log(f"installed ncnn {version} with the layers {', '.join(needed_layers())}")
+    return version
+
+
+def check(python: str = sys.executable) -> str:
+    """The version of the ncnn module ``python`` imports, checked in a child interpreter.
+
+    Raises
+    ------
+    BuildError
+        The module does not import, or dies on import (the signal's name and likely cause:
+        :func:`describe_exit`), or lacks a needed layer.
+    """
+    version, missing, error = installed_release(python)
     if version is None:
-        raise BuildError("check: the installed ncnn module does not import")
+        raise BuildError(f"check: {error}")
     if missing:
         raise BuildError(f"check: the installed ncnn {version} has no layer {', '.join(missing)}")
-    log(f"installed ncnn {version} with the layers {', '.join(needed_layers())}")
     return version

@@ -80,6 +80,13 @@ def test_cmake_options_turn_on_only_the_needed_layers():
     assert "-DPython3_EXECUTABLE=/py" in options
 
 
+def test_cmake_options_keep_run_time_cpu_dispatch_on():
+    """Dispatch off compiles in every instruction set the compiler knows (AVX-512 included), and
+    the module dies with SIGILL on a CPU without them."""
+    options = ncnn_build.cmake_options(["ArgMax"], ["ArgMax"])
+    assert "-DNCNN_RUNTIME_CPU=ON" in options and "-DNCNN_RUNTIME_CPU=OFF" not in options
+
+
 def test_a_layer_missing_from_the_source_is_an_error():
     with pytest.raises(ncnn_build.BuildError, match="ArgMax"):
         ncnn_build.cmake_options(["AbsVal", "Softmax"], ["ArgMax"])
@@ -99,16 +106,53 @@ def test_the_pin_is_one_release():
 
 
 def test_installed_release_of_an_interpreter_without_ncnn():
-    """An interpreter that cannot import ncnn: no version, every layer missing."""
-    found, lacking = ncnn_build.installed_release("/bin/false")
+    """An interpreter that cannot import ncnn: no version, every layer missing, the exit status."""
+    found, lacking, error = ncnn_build.installed_release("/bin/false")
     assert found is None and lacking == list(ncnn_build.needed_layers())
+    assert error == "the ncnn module does not import (exit status 1: no message)"
 
 
-def test_an_sdist_that_is_not_the_pinned_one_is_refused(tmp_path, monkeypatch):
-    """--sdist keeps the pin: a file with another sha256 is refused before anything is built."""
-    fake = tmp_path / f"ncnn-{ncnn_build.NCNN_RELEASE}.tar.gz"
-    fake.write_bytes(b"not ncnn")
-    monkeypatch.setattr(ncnn_build, "find_tools", lambda: ncnn_build.Tools("cmake", "c++", "Ninja", "/include"))
-    with pytest.raises(ncnn_build.BuildError, match="sha256"):
-        ncnn_build.install(sdist=fake, build_dir=tmp_path / "build", log=lambda line: None)
-    assert not (tmp_path / "build" / "source").exists()
+#: An ncnn module that dies on import as a module built for another CPU does (no core file).
+_SIGILL_MODULE = ("import os, resource, signal\n"
+                  "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+                  "os.kill(os.getpid(), signal.SIGILL)\n")
+
+
+@pytest.fixture
+def sigill_ncnn(tmp_path):
+    """A folder whose ``ncnn`` module kills its interpreter with SIGILL on import."""
+    (tmp_path / "ncnn.py").write_text(_SIGILL_MODULE)
+    return tmp_path
+
+
+def test_a_module_killed_by_sigill_is_reported_with_the_signal_and_its_cause(sigill_ncnn, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(sigill_ncnn))
+    found, lacking, error = ncnn_build.installed_release()
+    assert found is None and lacking == list(ncnn_build.needed_layers())
+    assert error.startswith("the ncnn module was killed by SIGILL (Illegal instruction) on import")
+    assert "an instruction this CPU lacks" in error and "ortops install-oracle ncnn" in error
+    with pytest.raises(ncnn_build.BuildError, match=r"^check: the ncnn module was killed by SIGILL"):
+        ncnn_build.check()
+
+
+def test_describe_exit_names_other_signals_without_the_cpu_hint():
+    assert ncnn_build.describe_exit(-11) == "the ncnn module was killed by SIGSEGV (Segmentation fault) on import"
+    assert ncnn_build.describe_exit(1, "Traceback ...\nImportError: libfoo.so\n") == (
+        "the ncnn module does not import (exit status 1: ImportError: libfoo.so)")
+
+
+def test_conformance_names_the_signal_of_a_module_that_dies_on_import(sigill_ncnn, monkeypatch, capsys, tmp_path):
+    """A module built before, on another machine: ``--oracle ncnn`` says why it cannot judge."""
+    from ortops.conformance import ncnn_oracle
+
+    monkeypatch.setenv("PYTHONPATH", str(sigill_ncnn))
+    ncnn_oracle._installed.cache_clear()
+    try:
+        status = cli.main(["conformance", "--oracle", "ncnn", "--ops", "ArgMax", "--no-progress",
+                           "--out", str(tmp_path / "report")])
+    finally:
+        ncnn_oracle._installed.cache_clear()
+    captured = capsys.readouterr()
+    assert status == 2
+    assert "killed by SIGILL (Illegal instruction)" in captured.err + captured.out
+    assert "an instruction this CPU lacks" in captured.err + captured.out
