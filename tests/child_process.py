@@ -52,3 +52,15 @@ def run_child(code: str, *, timeout: float = 120, env: dict[str, str] | None = N
     except subprocess.TimeoutExpired as exc:
         raise AssertionError(f"the child hung for {timeout} s\n{exc.stdout!r}\n{exc.stderr!r}") from None
     return Child(done.returncode, done.stdout, done.stderr)
+
+
+def assert_interrupted_early(child) -> None:
+    """The child's last line is ``KeyboardInterrupt SECONDS CALLS`` (printed by a snippet that sent
+    itself a signal 0.5 s after ``start``): the interrupt arrived after it was sent and long
+    before SLOW_TOP_K's 30 s sleep ended, and the slow op ran once. A generous bound, not exact
+    seconds: a loaded 2-core machine may deliver the signal late."""
+    words = (child.lines()[-1:] or [""])[0].split()
+    assert len(words) == 3 and words[0] == "KeyboardInterrupt", child.describe()
+    assert 0.4 <= float(words[1]) < 15, child.describe()
+    assert words[2] == "1", child.describe()
+

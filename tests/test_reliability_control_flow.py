@@ -18,7 +18,7 @@ import onnx
 import pytest
 
 import control_flow_models as cf
-from child_process import SLOW_TOP_K, run_child
+from child_process import SLOW_TOP_K, assert_interrupted_early, run_child
 
 # The child: ``attempt`` runs one call and prints one JSON line, the outcome.
 _PRELUDE = """
@@ -415,11 +415,10 @@ try:
     except Exception as exc:
         print("CAUGHT AS", type(exc).__name__)
 except KeyboardInterrupt:
-    print("KeyboardInterrupt", round(time.monotonic() - start), len(slow_calls))
+    print("KeyboardInterrupt", f"{time.monotonic() - start:.2f}", len(slow_calls))
 """, timeout=100)
     assert child.status == 0, child.describe()
-    # the op stopped at once and no later iteration ran it: no 30 s wait
-    assert child.lines()[-1:] == ["KeyboardInterrupt 1 1"], child.describe()
+    assert_interrupted_early(child)  # the op stopped at once and no later iteration ran it: no 30 s wait
 
 
 def test_check_nodes_covers_local_functions():

@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper
 
 from child_process import run_child
@@ -55,6 +56,7 @@ def _write_big_model(folder):
     return path
 
 
+@pytest.mark.slow
 def test_a_model_over_2_gib_with_external_data_runs_through_inference_session(tmp_path):
     path = _write_big_model(tmp_path)
     assert path.stat().st_size < 10_000 and (tmp_path / "weights.bin").stat().st_size > 2**31

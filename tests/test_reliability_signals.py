@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from child_process import SLOW_TOP_K, run_child
+from child_process import SLOW_TOP_K, assert_interrupted_early, run_child
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -55,11 +55,11 @@ try:
     except ValueError as exc:                    # OpError is a ValueError: must not catch Ctrl-C
         print("CAUGHT AS ValueError", exc)
 except KeyboardInterrupt:
-    print("KeyboardInterrupt", round(time.monotonic() - start), len(slow_calls))
+    print("KeyboardInterrupt", f"{time.monotonic() - start:.2f}", len(slow_calls))
 run = None
 """, timeout=60)
     assert child.status == 0, child.describe()
-    assert child.lines()[-1:] == ["KeyboardInterrupt 1 1"], child.describe()  # the op stopped: no 30 s wait
+    assert_interrupted_early(child)  # the op stopped: no 30 s wait
     assert "OpError" not in child.stdout + child.stderr, child.describe()
 
 
