@@ -6,6 +6,7 @@ ncnn`` (build the real ncnn runtime for ``--oracle ncnn``)."""
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import sys
 import time
@@ -35,6 +36,39 @@ def _versions() -> str:
 def _unique(values):
     """``values`` without repeats, in their first order (``--ops TopK TopK`` runs TopK once)."""
     return None if values is None else list(dict.fromkeys(values))
+
+
+def _output_problem(option: str, path: str | None, *, directory: bool) -> str | None:
+    """Why ``path`` (an output of ``option``) cannot be written, in one line, or None.
+
+    A directory (``directory=True``) may not exist yet: it is created, so its nearest existing
+    ancestor must be a writable directory. A file's folder must exist and be writable, and the
+    path must not be a directory.
+    """
+    if path is None:
+        return None
+    target = pathlib.Path(path)
+    if target.exists():
+        if directory and not target.is_dir():
+            return f"{option} {path} is an existing file; give a directory"
+        if not directory and target.is_dir():
+            return f"{option} {path} is a directory; give a file name"
+    folder = target if directory else target.parent
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), pathlib.Path("."))
+    if not existing.is_dir():
+        return f"{option} {path} cannot be written: {existing} is a file, not a directory"
+    if not directory and existing != folder:
+        return f"{option} {path} cannot be written: the folder {folder} does not exist"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{option} {path} cannot be written: no permission to write in {existing}"
+    return None
+
+
+def _input_dir_problem(option: str, path: str | None) -> str | None:
+    """Why ``path`` (a directory ``option`` reads) cannot be read, in one line, or None."""
+    if path is None or pathlib.Path(path).is_dir():
+        return None
+    return f"{option} {path} is not a directory" if pathlib.Path(path).exists() else f"{option} {path} does not exist"
 
 
 def _usage_error(console, message: str) -> int:
@@ -96,8 +130,11 @@ def _conformance(args: argparse.Namespace) -> int:
     # On a pipe (a CI log) the terminal width means nothing: never wrap or cut a line there.
     console = plain_console.make_console()
     out = pathlib.Path(args.out)
-    if out.exists() and not out.is_dir():
-        return _usage_error(console, f"--out {out} is an existing file; give a directory for the reports")
+    problem = (_output_problem("--out", args.out, directory=True)
+               or _output_problem("--save-cases", args.save_cases, directory=True)
+               or _input_dir_problem("--from", args.from_dir))
+    if problem:
+        return _usage_error(console, problem)
     if args.min_cases is not None and args.min_cases < 1:
         return _usage_error(console, f"--min-cases {args.min_cases} must be at least 1")
     oracles = _unique(args.oracle or [])
@@ -107,8 +144,6 @@ def _conformance(args: argparse.Namespace) -> int:
 
         if not openvino_oracle.available():
             return _usage_error(console, "--oracle openvino needs the OpenVINO runtime: pip install 'ortops[openvino]'")
-    if args.save_cases and pathlib.Path(args.save_cases).exists() and not pathlib.Path(args.save_cases).is_dir():
-        return _usage_error(console, f"--save-cases {args.save_cases} is an existing file; give a directory")
     if args.from_dir and not args.case:
         return _usage_error(console, "--from DIR reruns saved cases: name them with --case NAME")
 
@@ -160,8 +195,9 @@ def _compare(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
     out = pathlib.Path(args.out)
-    if out.exists() and not out.is_dir():
-        return fail(f"--out {out} is an existing file; give a directory for the reports")
+    problem = _output_problem("--out", args.out, directory=True)
+    if problem:
+        return fail(problem)
     if args.atol < 0 or args.rtol < 0:
         return fail(f"--atol {args.atol} and --rtol {args.rtol} must be >= 0")
     if args.timeout is not None and args.timeout <= 0:
@@ -207,6 +243,10 @@ def _lower(args: argparse.Namespace) -> int:
     from .errors import OpError
     from .lowering import lower
 
+    problem = _output_problem("-o", args.output, directory=False)
+    if problem:
+        print(f"ortops lower: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         model = onnx.load(args.model)
     except Exception as exc:  # noqa: BLE001 - a file that is missing or not a model
@@ -221,10 +261,11 @@ def _lower(args: argparse.Namespace) -> int:
         print(f"ortops lower: {exc}", file=sys.stderr)
         return EXIT_UNEXPLAINED
     out = pathlib.Path(args.output)
-    if out.is_dir():
-        print(f"ortops lower: -o {out} is a directory; give a file name", file=sys.stderr)
+    try:
+        onnx.save(lowered, out)
+    except OSError as exc:  # e.g. the disk is full, or the folder went away meanwhile
+        print(f"ortops lower: -o {out} cannot be written: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
-    onnx.save(lowered, out)
     for line in report.lines():
         print(line)
     kind = "standalone (no ortops node left)" if report.standalone else "guarded (ortops needed to run it)"

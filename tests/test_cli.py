@@ -87,3 +87,28 @@ def test_piped_output_is_not_cut(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "ScatterElementsUpdate" in done.stdout and "…" not in done.stdout
     assert f"Report: {tmp_path / 'r' / 'report.md'}" in done.stdout
+
+
+@pytest.mark.parametrize("option", ["--out", "--save-cases"])
+def test_an_output_folder_under_a_file_is_refused_before_any_case_runs(tmp_path, capsys, monkeypatch, option):
+    monkeypatch.setattr(runner, "judge_case", _no_run)
+    (tmp_path / "a_file").write_text("keep me")
+    target = tmp_path / "a_file" / "reports"
+    args = [option, str(target)] + (["--out", str(tmp_path / "ok")] if option != "--out" else [])
+    assert _conformance(*args) == cli.EXIT_USAGE
+    out = capsys.readouterr().out.replace("\n", "")
+    assert f"{option} {target} cannot be written: {tmp_path / 'a_file'} is a file, not a directory" in out
+
+
+def test_from_a_folder_that_does_not_exist_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "judge_case", _no_run)
+    missing = tmp_path / "no-such-dir"
+    assert _conformance("--from", str(missing), "--case", "x", "--out", str(tmp_path / "r")) == cli.EXIT_USAGE
+    assert f"--from {missing} does not exist" in capsys.readouterr().out.replace("\n", "")
+
+
+def test_compare_out_under_a_file_is_refused(tmp_path, capsys):
+    (tmp_path / "a_file").write_text("")
+    status = cli.main(["compare", str(tmp_path / "m.onnx"), "--out", str(tmp_path / "a_file" / "r"), "--no-progress"])
+    assert status == cli.EXIT_USAGE
+    assert "--out" in capsys.readouterr().out and not (tmp_path / "a_file").is_dir()

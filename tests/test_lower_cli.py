@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import onnx
 from onnx import TensorProto
 
@@ -41,3 +42,16 @@ def test_standalone_refused_lists_the_node_and_writes_nothing(tmp_path, capsys):
 def test_missing_input_is_a_usage_error(tmp_path, capsys):
     assert main(["lower", str(tmp_path / "nope.onnx"), "-o", str(tmp_path / "o.onnx")]) == EXIT_USAGE
     assert "cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["missing/dir/out.onnx", "a_file/out.onnx", "."])
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, capsys, where):
+    src = tmp_path / "in.onnx"
+    onnx.save(builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="value"), src)
+    (tmp_path / "a_file").write_text("not a folder")
+    out = tmp_path / where
+    assert main(["lower", str(src), "-o", str(out)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith(f"ortops lower: -o {out} ")
+    assert not (tmp_path / "missing").exists()
