@@ -53,8 +53,9 @@ from .builder.schemas import register_schemas
 from .graph import check_node, graphs, load_model
 from .ops import DOMAINS, OPS
 from .ops.spec import OpSpec
+from .value_info import ValueInfo, check_axes, check_input_types
 
-__all__ = ["lower", "runtime_facts", "ERRORS_TRANSLATED", "value_types", "Lowered", "LoweringReport", "LoweredNode", "KeptNode", "NotLowerable", "Site", "Builder",
+__all__ = ["lower", "runtime_facts", "ERRORS_TRANSLATED", "Lowered", "LoweringReport", "LoweredNode", "KeptNode", "NotLowerable", "Site", "Builder",
            "FALLBACKS"]
 
 #: The values of ``lower(..., fallback=...)``.
@@ -254,8 +255,9 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         is left; NaN and the other hard inputs are composed of standard ops too, and bad
         input makes ORT fail in a node named after the node and the reason.
     ops : callable, optional
-        ``ops(node) -> bool`` chooses the ortops nodes to lower (default: all). Only with
-        ``fallback="pyop"``.
+        ``ops(node) -> bool | str`` chooses the ortops nodes to lower (default: all): True
+        lowers the node; False keeps it as a PyOp with the reason ``"not chosen"``, and a
+        string keeps it with that string as the reason. Only with ``fallback="pyop"``.
     assume : set of str, optional
         Facts about the runtime the model will run on (:func:`runtime_facts`) that let a
         composition skip a hazard check; only for a model run in this process.
@@ -286,17 +288,16 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         raise ValueError(f"fallback={fallback!r} must be one of {FALLBACKS}")
     if ops is not None and fallback != "pyop":
         raise ValueError("ops= chooses nodes only with fallback='pyop'")
-    from .session import _check_input_types  # session imports this module
-
     model = load_model(model)
     register_schemas()
     current = _default_opset(model)
     others = _uses_default_domain(model)
     target = current if others else max(current or 0, LOWERED_OPSET)
-    info = _TypeInfo(model)
+    info = ValueInfo(model)
     taken = {name for g in graphs(model.graph) for n in g.node for name in (*n.output, n.name)}
     taken |= {t.name for g in graphs(model.graph) for t in g.initializer}
     lowered, kept = [], []
+    replaced_inputs: set[str] = set()  # inputs of the nodes lowered: initializers may lose their last use
     # Innermost graphs first: replacing a graph's nodes copies them, subgraphs included.
     for graph in reversed(list(graphs(model.graph))):
         nodes = []
@@ -305,14 +306,16 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
             if checked is not None and node.doc_string == FALLBACK_MARK:
                 nodes.append(node)  # the PyOp fallback of an earlier guarded lowering
                 continue
-            if checked is None or (ops is not None and not ops(node)):
+            chosen = True if checked is None or ops is None else ops(node)
+            if checked is None or chosen is not True:
                 if checked is not None:
-                    kept.append(KeptNode(node.name, checked[0].qualified_name, "not chosen"))
+                    kept.append(KeptNode(node.name, checked[0].qualified_name, chosen or "not chosen"))
                 nodes.append(node)
                 continue
             op, attrs = checked
             # Input types as prepare_model checks them (OpError): a composition would cast them.
-            _check_input_types(node, op, info.elem_types(), subgraph=graph is not model.graph)
+            check_input_types(node, op, info.elem_types(), subgraph=graph is not model.graph)
+            check_axes(node, op, attrs, info)
             try:
                 replacement = _lower_node(node, op, attrs, info, target, fallback, _prefix(node, taken), assume)
             except NotLowerable as exc:
@@ -323,6 +326,7 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
                 graph.initializer.extend(_initializer(n) for n in replacement if n.op_type == "Constant")
                 replacement = [n for n in replacement if n.op_type != "Constant"]
             nodes.extend(replacement)
+            replaced_inputs.update(node.input)
             lowered.append(LoweredNode(node.name, op.qualified_name, "guarded" if fallback == "pyop" else "standalone"))
         del graph.node[:]
         graph.node.extend(nodes)
@@ -331,6 +335,7 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         raise ValueError(f"the model cannot be made standalone: {len(kept)} node(s) have no exact standard-ONNX "
                          f"composition: {listed}")
     if lowered:
+        _drop_unused_initializers(model, replaced_inputs)
         _set_opset(model, target)
         if not any(n.domain in DOMAINS for g in graphs(model.graph) for n in g.node):
             keep = [o for o in model.opset_import if o.domain not in DOMAINS]
@@ -339,7 +344,18 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     return Lowered(model, LoweringReport(fallback, target if lowered else current, tuple(lowered), tuple(kept)))
 
 
-def _lower_node(node, op: OpSpec, attrs: dict, info: "_TypeInfo", opset: int | None, fallback: str,
+def _drop_unused_initializers(model: onnx.ModelProto, names: set[str]) -> None:
+    """Remove the initializers among ``names`` that no node of any graph reads any more and
+    that are no graph input or output (ORT warns "Removing initializer" for each one left unused)."""
+    used = {name for g in graphs(model.graph) for n in g.node for name in n.input}
+    used |= {v.name for g in graphs(model.graph) for v in (*g.input, *g.output)}
+    for graph in graphs(model.graph):
+        unused = [t for t in graph.initializer if t.name in names and t.name not in used]
+        for tensor in unused:
+            graph.initializer.remove(tensor)
+
+
+def _lower_node(node, op: OpSpec, attrs: dict, info: ValueInfo, opset: int | None, fallback: str,
                 prefix: str, assume: frozenset = frozenset()) -> list:
     module = _module(op)
     if module is None:
@@ -505,58 +521,3 @@ def _set_opset(model: onnx.ModelProto, version: int) -> None:
     del model.opset_import[:]
     model.opset_import.extend([helper.make_opsetid("", version), *keep])
     model.ir_version = max(model.ir_version, _MIN_IR_VERSION)
-
-
-def value_types(model: onnx.ModelProto) -> dict[str, int]:
-    """The inferred ONNX element type of every value of ``model``, subgraphs included."""
-    return _TypeInfo(model).elem_types()
-
-
-class _TypeInfo:
-    """Element types, ranks and constant values of every value of a model, subgraphs too."""
-
-    def __init__(self, model: onnx.ModelProto):
-        try:
-            inferred = onnx.shape_inference.infer_shapes(model)
-        except Exception:  # noqa: BLE001 - fall back to what the model declares
-            inferred = model
-        self._types: dict[str, tuple[int, int | None]] = {}
-        self._shapes: dict[str, tuple] = {}
-        self._constants: dict[str, onnx.TensorProto] = {}  # converted on demand: weights can be GiB
-        for graph in graphs(inferred.graph):
-            for init in graph.initializer:
-                self._types[init.name] = (init.data_type, len(init.dims))
-                self._shapes[init.name] = tuple(init.dims)
-                self._constants[init.name] = init
-            for info in (*graph.input, *graph.value_info, *graph.output):
-                if info.type.HasField("tensor_type"):
-                    t = info.type.tensor_type
-                    rank = len(t.shape.dim) if t.HasField("shape") else None
-                    self._types.setdefault(info.name, (t.elem_type, rank))
-                    if rank is not None:
-                        self._shapes.setdefault(info.name, tuple(d.dim_value if d.HasField("dim_value") else None
-                                                                 for d in t.shape.dim))
-            for node in graph.node:
-                if node.op_type == "Constant" and node.domain in _DEFAULT_DOMAINS and node.attribute \
-                        and node.attribute[0].name == "value":
-                    self._constants[node.output[0]] = node.attribute[0].t
-
-    def elem_type(self, name: str) -> int:
-        return self._types.get(name, (0, None))[0]
-
-    def elem_types(self) -> dict[str, int]:
-        return {name: elem for name, (elem, _) in self._types.items()}
-
-    def rank(self, name: str) -> int | None:
-        return self._types.get(name, (0, None))[1]
-
-    def shape(self, name: str) -> tuple | None:
-        return self._shapes.get(name)
-
-    def constant(self, name: str) -> np.ndarray | None:
-        """The value of a constant (an initializer or a Constant node's), or None when ``name``
-        is not one or its data is not in the model (external data left in its file)."""
-        tensor = self._constants.get(name)
-        if tensor is None or tensor.data_location == onnx.TensorProto.EXTERNAL:
-            return None
-        return numpy_helper.to_array(tensor)

@@ -18,6 +18,7 @@ from .graph import (Names, check_node, check_nodes, external_tensors, function_g
 from .lowering import ERRORS_TRANSLATED, lower, runtime_facts
 from .ops import DOMAINS
 from .ops.spec import OpSpec
+from .value_info import ValueInfo, check_axes, check_input_types
 
 __all__ = ["InferenceSession", "session_options", "prepare_model", "PATHS"]
 
@@ -33,57 +34,6 @@ _CAST_OPSET = {TensorProto.FLOAT16: 6, TensorProto.BFLOAT16: 13, **{t.onnx: 6 fo
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 #: The domains whose ops ONNX Runtime has built in (no custom-op library needed).
 _ORT_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "com.microsoft", "com.microsoft.nchwc", "ai.onnx.preview.training")
-
-
-def _element_types(model: onnx.ModelProto) -> dict[str, int]:
-    """The element type of every value whose type is declared or inferable, in every graph
-    (ONNX forbids a subgraph to shadow a name of its outer scopes: one table serves them all)."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # noqa: BLE001 - fall back to the declared types; ORT will judge the rest
-        inferred = model
-    types = {}
-    for graph in graphs(inferred.graph):
-        types.update((t.name, t.data_type) for t in graph.initializer)
-        for info in (*graph.input, *graph.value_info, *graph.output):
-            if info.type.HasField("tensor_type"):
-                types[info.name] = info.type.tensor_type.elem_type
-    return types
-
-
-def _check_input_types(node: onnx.NodeProto, op: OpSpec, types: dict[str, int], subgraph: bool) -> list[int]:
-    """The element type of each input, checked against the op's type table: inputs of one
-    type parameter must agree, and float16/bfloat16 need the op's carrier.
-
-    At top level every input type must be known. In a subgraph an input whose type neither is
-    declared nor can be inferred is left to ORT (0 in the result), and then no input is
-    checked here: no registration takes float16/bfloat16, so ORT refuses such a model at
-    load, cleanly, before the op can run (see :func:`_rewrite` for the op type it gets).
-    """
-    found = [types.get(name, 0) for name in node.input]
-    if subgraph and 0 in found:
-        return found
-    for role, name, elem_type in zip(op.inputs, node.input, found):
-        if elem_type == 0:
-            raise OpError(op.op_type, f"the element type of input {role!r} ({name!r}) cannot be inferred", node.name,
-                          kind="dtype")
-    first: dict[str, tuple[str, int]] = {}
-    for role, param, elem_type in zip(op.inputs, op.input_types, found):
-        if param in first:
-            other_role, other = first[param]
-            if elem_type != other:
-                raise OpError(op.op_type, f"input {role!r} has type {dtypes.onnx_name(elem_type)}; it must match "
-                              f"{other_role}'s {dtypes.onnx_name(other)}", node.name, kind="dtype")
-            continue
-        first[param] = (role, elem_type)
-        table = op.type_param(param)
-        accepted = {dtypes.from_name(n).onnx for n in table.types}
-        if op.carrier is None:
-            accepted -= _UNCARRIED
-        if elem_type not in accepted:
-            raise OpError(op.op_type, f"input {role!r} has type {dtypes.onnx_name(elem_type)}; it must be "
-                          f"{table.doc}", node.name, kind="dtype")
-    return found
 
 
 def _widenings(op: OpSpec, found: list[int]) -> tuple[list[tuple[int, int]], list[str]]:
@@ -124,7 +74,7 @@ def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int
     model at load when that input has another type: the node, those roles and the types taken
     are appended to ``unwidened``, for :class:`InferenceSession` to explain such a refusal.
     """
-    found = _check_input_types(node, op, types, subgraph)
+    found = check_input_types(node, op, types, subgraph)
     variant = op.variant(attrs)
     carried = found[0] in _UNCARRIED
     widen, unknown = _widenings(op, found)
@@ -234,7 +184,8 @@ def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[
     collects the private nodes with an input of unknown type they take as int64/uint64 only."""
     register_schemas()
     model = _inline_functions(model)
-    types = _element_types(model)
+    info = ValueInfo(model)
+    types = info.elem_types()
     names = Names(model)
     others = any(n.domain in _DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
     casts: list[tuple[onnx.NodeProto, str, int, int]] = []  # the inputs cast for the bridge
@@ -250,6 +201,7 @@ def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[
             if checked is None:
                 nodes.append(node)
                 continue
+            check_axes(node, *checked, info)
             nodes.extend(_rewrite(node, *checked, types, names, subgraph, casts, unwidened))
         copied += _copy_bridge_outputs(graph, nodes, names)
         del graph.node[:]
@@ -504,9 +456,11 @@ def _lower_for_session(model: onnx.ModelProto, path: str):
         return model, None
     chosen = None
     if path == "auto":
-        def chosen(node: onnx.NodeProto) -> bool:
-            checked = check_node(node)
-            return checked is not None and checked[0].session_path == "lowered"
+        def chosen(node: onnx.NodeProto) -> bool | str:
+            op = check_node(node)[0]
+            return op.session_path == "lowered" or (
+                f"path='auto' keeps {op.op_type} as a PyOp: it measured faster than its lowered composition "
+                "(path='lowered' lowers it)")
     # The session re-runs a failed call on the PyOp path (InferenceSession._translated).
     return lower(model, fallback="pyop", ops=chosen, assume=runtime_facts() | {ERRORS_TRANSLATED})
 

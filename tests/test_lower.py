@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 import ortops
 from ortops import builder, reference
 from ortops.ops import DOMAINS
+from ortops.graph import graphs
 
 from child_process import run_child
 from conftest import assert_identical
@@ -171,7 +172,9 @@ def test_session_paths_agree_and_show_what_was_lowered():
 
 def test_auto_path_keeps_arg_max_as_pyop():
     session = ortops.InferenceSession(builder.arg_max_model(2, topk=2))
-    assert session.lowered_nodes == () and session.lowering.kept[0].reason == "not chosen"
+    assert session.lowered_nodes == ()
+    assert session.lowering.kept[0].reason == ("path='auto' keeps ArgMax as a PyOp: it measured faster than its "
+                                               "lowered composition (path='lowered' lowers it)")
 
 
 def _bfloat16_model(op: str):
@@ -301,3 +304,34 @@ def test_a_session_with_every_node_lowered_loads_no_extensions_library():
     for got, want in zip(lowered.run(None, {"data": data, "k": np.array([2])}),
                          pyop.run(None, {"data": data, "k": np.array([2])})):
         assert_identical(got, want)
+
+
+@pytest.mark.parametrize("fallback", ["none", "pyop"])
+def test_initializers_only_the_lowered_node_read_are_removed(fallback):
+    """The standalone lowering reads a constant axis at lowering time: no node reads the 'axis'
+    initializer any more, and it goes (ORT warned "Removing initializer 'axis'" on every
+    session). The guarded model's PyOp fallback still reads it: it stays."""
+    lowered, _ = ortops.lower(_scatter_model(reduction="none", extra_node=True), fallback=fallback)
+    names = {t.name for t in lowered.graph.initializer}
+    read = {name for g in graphs(lowered.graph) for n in g.node for name in n.input}
+    assert ("axis" in names) == (fallback == "pyop") == ("axis" in read)
+    assert names <= read | {o.name for o in lowered.graph.output}
+
+
+def test_an_initializer_that_is_also_a_graph_input_is_kept():
+    model = _scatter_model(reduction="none")
+    model.graph.input.append(helper.make_tensor_value_info("axis", TensorProto.INT64, [1]))
+    lowered, _ = ortops.lower(model, fallback="none")
+    assert "axis" in {t.name for t in lowered.graph.initializer}
+
+
+def test_an_axis_outside_the_rank_fails_at_creation_and_lowering():
+    """The rank is known from the model: a bad axis is an OpError when the session is created
+    (as a bad mode is), not at run, and lower() refuses the node the same way."""
+    model = builder.top_k_model(TensorProto.FLOAT, 2, axis=5, mode="max", sort="value")
+    for path in ("auto", "pyop", "lowered"):
+        with pytest.raises(ortops.OpError, match=r"TopK node 'top_k': axis=5 is outside \[-2, 1\] for rank 2"):
+            ortops.InferenceSession(model, path=path)
+    with pytest.raises(ortops.OpError, match="axis=5"):
+        ortops.lower(model, fallback="none")
+    ortops.InferenceSession(builder.top_k_model(TensorProto.FLOAT, 2, axis=-2, mode="max", sort="value"))

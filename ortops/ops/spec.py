@@ -40,7 +40,9 @@ class AttrDef:
     """One attribute: its spec name, ONNX kind (``"int"`` or ``"string"``), default and range.
 
     ``default`` is ``_REQUIRED`` for a required attribute. ``choices`` lists the valid values
-    (strings or ints); ``minimum`` bounds an int attribute from below.
+    (strings or ints); ``minimum`` bounds an int attribute from below. ``axis_of`` names the
+    input whose axis the attribute is: where that input's rank is known when a model is
+    loaded, an axis outside ``[-rank, rank - 1]`` is refused then (OpError, kind ``"axis"``).
     """
 
     name: str
@@ -49,6 +51,7 @@ class AttrDef:
     choices: tuple | None = None
     minimum: int | None = None
     doc: str = ""
+    axis_of: str | None = None
 
     @property
     def required(self) -> bool:

@@ -36,7 +36,7 @@ TOP_K = OpSpec(
     inputs=("data", "k"),
     outputs=("values", "indices"),
     attrs=(
-        AttrDef("axis", "int", doc="Axis of the slices; negative counts from the back."),
+        AttrDef("axis", "int", doc="Axis of the slices; negative counts from the back.", axis_of="data"),
         AttrDef("mode", "string", choices=("max", "min"), doc="Select the largest or the smallest."),
         AttrDef("sort", "string", choices=("value", "index", "none"), doc="Order of the output."),
         AttrDef("stable", "int", 0, choices=(0, 1), doc="Keep the input order of equal values."),
