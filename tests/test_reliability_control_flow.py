@@ -415,7 +415,7 @@ try:
     except Exception as exc:
         print("CAUGHT AS", type(exc).__name__)
 except KeyboardInterrupt:
-    print("KeyboardInterrupt", f"{time.monotonic() - start:.2f}", len(slow_calls))
+    print("KeyboardInterrupt", f"{{time.monotonic() - start:.2f}}", len(slow_calls))
 """, timeout=100)
     assert child.status == 0, child.describe()
     assert_interrupted_early(child)  # the op stopped at once and no later iteration ran it: no 30 s wait
