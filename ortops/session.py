@@ -492,8 +492,8 @@ class InferenceSession:
         How each ortops node runs. ``"lowered"``: as its exact composition of standard ONNX
         ops behind a guard that sends the inputs the composition cannot take exactly to the
         PyOp (:func:`ortops.lower` with ``fallback="pyop"``). ``"pyop"``: the PyOp.
-        ``"auto"``: each op on the path measured faster (``OpSpec.session_path``; README,
-        Lowering: TopK lowered, ScatterElementsUpdate and ArgMax as PyOps). Results and
+        ``"auto"``: each op on the path measured faster (``OpSpec.session_path``; docs/lowering.md,
+        which path a session takes: TopK lowered, ScatterElementsUpdate and ArgMax as PyOps). Results and
         errors are the same on every path.
 
     Attributes

@@ -146,7 +146,7 @@ def test_standalone_model_runs_in_openvino_without_the_frontend_extension(tmp_pa
     compiled = core.compile_model(core.read_model(str(path)), "CPU")
     # No ties: OpenVINO's ONNX TopK does not keep the lower index first among equal values
     # (seen with 2026.4.1: [4, 1, 3, 1, 2, 0.5] k=3 gave indices [5, 3, 1]), so a standalone
-    # model is exact there only on tie-free data (README, Lowering).
+    # model is exact there only on tie-free data (docs/lowering.md, Standalone models in OpenVINO).
     data = np.array([[4, 1, 3, 1.5, 2, 0.5]], np.float32)
     result = compiled({"data": data, "k": np.array([3], np.int64)})
     want = reference.top_k(data, 3, axis=1, mode="min", sort="value")

@@ -1,7 +1,7 @@
 """``ortops compare``'s pipeline: load, choose inputs, run each runtime in a child, compare, audit.
 
 :func:`compare` returns the report as a plain dict (the schema of ``compare.json``, described in
-the README); :func:`exit_status` turns it into the command's exit status.
+docs/compare.md); :func:`exit_status` turns it into the command's exit status.
 """
 
 from __future__ import annotations

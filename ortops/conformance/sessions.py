@@ -8,7 +8,7 @@ no spinning) with no memory arena (a session's buffers go back to the allocator 
 run). Conformance models are small, one case at a time: a pool per cached session would only
 add idle threads (one per core each) and memory. Measured on the default run (2 cores, ORT
 1.32): up to 512 sessions with their own pools peaked at 2.3 GB and 518 threads; the bounded
-cache, see the README.
+cache, see docs/conformance.md (What a run needs).
 """
 
 from __future__ import annotations

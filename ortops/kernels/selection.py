@@ -3,7 +3,7 @@
 The selection runs in ORT's own built-in TopK-11 kernel, called from inside the PyOp through
 a small cached single-threaded ``onnxruntime.InferenceSession`` of :mod:`ortops.runtime`
 (large inputs are split across the runtime's threads): NumPy's ``argpartition`` is about 20x slower
-on [64, 32000] k=50 (see the README's Performance section). Three things make the built-in exact for ortops' semantics:
+on [64, 32000] k=50 (see docs/performance.md). Three things make the built-in exact for ortops' semantics:
 
 * **Ties.** TopK-11 with ``sorted=1`` puts the lower index first among equal values, which is
   a stable sort by value: exactly ortops' rule for every TopK mode. ONNX does not promise

@@ -192,7 +192,7 @@ class OpSpec:
         ``hazards``, ``fast``, ``exact``; see :mod:`ortops.lowering`); empty: no lowering.
     session_path : str
         The path :class:`ortops.InferenceSession` takes for the op by default (``"lowered"`` or
-        ``"pyop"``): the faster exact one, as measured (README, Performance).
+        ``"pyop"``): the faster exact one, as measured (docs/performance.md).
 
     ncnn : str
         The module that judges the real ncnn runtime's answer on the op's cases (``RUNNER``,

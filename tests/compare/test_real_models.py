@@ -1,6 +1,6 @@
 """ortops compare end to end on real input: the PP-OCRv4 recogniser (``ocr`` extra) with top-k,
 argmax and ortops nodes appended by ``ortops.builder.append_nodes``, and a builder model with
-standard and ortops TopK side by side. The README shows both runs."""
+standard and ortops TopK side by side. docs/compare.md shows both runs."""
 
 from __future__ import annotations
 

@@ -52,5 +52,5 @@ SCATTER_ELEMENTS_UPDATE = OpSpec(
     oracle="ortops.ops.scatter_elements_update.oracle",
     bench="ortops.ops.scatter_elements_update.bench",
     lowering="ortops.ops.scatter_elements_update.lowering",
-    session_path="pyop",  # measured: NumPy behind the bridge beats ORT's ScatterElements (README)
+    session_path="pyop",  # measured: NumPy behind the bridge beats ORT's ScatterElements (docs/performance.md)
 )
