@@ -28,8 +28,10 @@ Each op is registered once per combination of input types, with declared output 
 
 * ``ortops.openvino::TopK`` (T, K) -> (T, int32): the public name, for the raw path.
   It can only honour ``index_element_type="i32"`` because an attribute cannot choose an
-  output type in the bridge (docs/divergences.md); an ``"i64"`` node yields empty outputs and a logged
-  error there unless the model went through :func:`ortops.prepare_model`.
+  output type in the bridge (docs/divergences.md). Without :func:`ortops.prepare_model`, ORT
+  refuses a model that declares an ``"i64"`` node's indices as int64 when the session is
+  created; where their type is not declared, each run gives empty outputs and a logged error
+  (docs/reliability.md).
 * ``ortops.openvino::ScatterElementsUpdate`` (T, T_IND, T, T_AXIS) -> T.
 * ``ortops.ncnn::ArgMax`` (float) -> float.
 * Private twins in domain ``ortops._bridge`` that :func:`ortops.prepare_model` rewrites nodes
