@@ -116,9 +116,9 @@ class OrtopsRunner(OnnxrtRunner):
     """
 
     def __init__(self, model, *, path: str = "auto", name: str | None = None):
+        BaseRunner.__init__(self, name=name, prefix="ortops-runner")  # first: BaseRunner.__del__ needs it
         if path not in PATHS:
             raise ValueError(f"path={path!r} is not one of {PATHS}")
-        BaseRunner.__init__(self, name=name, prefix="ortops-runner")
         self.path = path
         self._sess = functools.partial(_ortops_session, model, path)
 
@@ -154,9 +154,9 @@ class OpenvinoRunner(BaseRunner):
     """
 
     def __init__(self, model, *, precision: str = "f32", device: str = "CPU", name: str | None = None):
+        super().__init__(name=name, prefix=f"openvino-runner-{precision}")  # first: BaseRunner.__del__ needs it
         if precision not in PRECISIONS:
             raise ValueError(f"precision={precision!r} is not one of {PRECISIONS}")
-        super().__init__(name=name, prefix=f"openvino-runner-{precision}")
         self._model = model
         self.precision = precision
         self.device = device
