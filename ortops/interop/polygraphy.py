@@ -45,9 +45,8 @@ from polygraphy import util
 from polygraphy.backend.base import BaseRunner
 from polygraphy.backend.onnxrt import OnnxrtRunner
 from polygraphy.common import TensorMetadata
-from polygraphy.comparator import AccuracyResults
+from polygraphy.comparator import AccuracyResults, StreamingDataLoader
 from polygraphy.datatype import DataType
-from polygraphy.json import load_json
 from polygraphy.logger import G_LOGGER
 from polygraphy.tools.args import (
     CompareFuncSimpleArgs,
@@ -349,13 +348,6 @@ def _runtime(runner_name: str) -> tuple[str | None, str]:
     return None, "f32"
 
 
-def _load_inputs(path) -> list[dict]:
-    if os.path.isdir(path):  # one <iteration>.json per iteration
-        files = sorted((f for f in os.listdir(path) if f.endswith(".json")), key=lambda f: int(f.split(".")[0]))
-        return [load_json(os.path.join(path, f))[0] for f in files]
-    return list(load_json(path))
-
-
 def _failed(results) -> dict[tuple, list[str]]:
     """{(runner pair, iteration): names of the outputs some comparison function failed}, in order."""
     failed: dict[tuple, list[str]] = {}
@@ -439,7 +431,7 @@ def explain_failures(model_path, *, inputs, accuracy, atol=None, rtol=None, clea
         if not failed:
             G_LOGGER.info("ortops explain | Polygraphy failed no output: nothing to explain")
             return
-        feeds = _load_inputs(inputs)
+        feeds = list(StreamingDataLoader(inputs))  # a JSON list or a folder of per-iteration files
         for ((base_runner, runner), iteration), outputs in failed.items():
             head = f"ortops explain | {base_runner} vs {runner} | iteration {iteration}"
             (base, base_precision), (other, precision) = _runtime(base_runner), _runtime(runner)

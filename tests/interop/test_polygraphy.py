@@ -176,7 +176,7 @@ def test_polygraphy_run_explains_a_tie_at_its_node(tmp_path):
     # Five distinct values in rows of 1000: OpenVINO 2026.4.1 lists equal values in another order than ORT.
     save_json([{"data": np.random.default_rng(0).integers(0, 5, (8, 1000)).astype(np.float32)}], tmp_path / "ties.json")
     done = _polygraphy("topk.onnx", "--onnxrt", "--openvino", "--load-inputs", "ties.json", "--ortops-explain",
-                       cwd=tmp_path)
+                       "--save-inputs", "fed", cwd=tmp_path)  # a folder of per-iteration files, the user's
     log = done.stdout + done.stderr
     assert done.returncode == 1, log  # Polygraphy's verdict stands
     assert "FAILED | Output: 'indices'" in log, log
@@ -185,6 +185,7 @@ def test_polygraphy_run_explains_a_tie_at_its_node(tmp_path):
     assert "values: ortops" not in log, log  # values agree: Polygraphy passed them
     saved = re.search(r"Saving accuracy results to (\S+)", log).group(1)
     assert not pathlib.Path(saved).parent.exists()  # the plugin's temporary folder is gone
+    assert [p.suffix for p in (tmp_path / "fed").iterdir()] == [".json"]  # the user's inputs stay
 
 
 def test_polygraphy_run_ortops_nodes_in_both_runners(tmp_path):
