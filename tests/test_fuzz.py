@@ -237,7 +237,7 @@ def _exact(g, w):
 
 
 def _close(dtype):
-    from ortops.conformance.compare import tolerance
+    from ortops.arrays import tolerance
 
     rtol, atol = tolerance(dtype)
 

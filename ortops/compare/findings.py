@@ -13,35 +13,9 @@ from typing import NamedTuple
 import numpy as np
 import onnx
 
+from ..verdicts import Capture, Finding
+
 __all__ = ["Audit", "Capture", "Finding", "attribute"]
-
-
-class Finding(NamedTuple):
-    """Why two runtimes differ at a node: ``topic`` is a key of :data:`ortops.divergences.TOPICS`
-    (None: no known topic), ``explained`` whether the data shows that topic causing the difference."""
-
-    topic: str | None
-    explained: bool
-    detail: str
-
-
-class Capture(NamedTuple):
-    """One node's actual tensors: its inputs (as the baseline runtime computed them; None for an
-    omitted optional input), and its outputs in the baseline and in the other runtime.
-
-    ``other_inputs`` are the other runtime's inputs when they differ from the baseline's (within
-    the tolerance ``atol``/``rtol``, else the node is not classified), None when bit-identical.
-    """
-
-    node: onnx.NodeProto
-    inputs: Sequence[np.ndarray | None]
-    base: Sequence[np.ndarray]
-    other: Sequence[np.ndarray]
-    base_runtime: str
-    other_runtime: str
-    other_inputs: Sequence[np.ndarray | None] | None = None  # None: bit-identical to ``inputs``
-    atol: float = 0.0
-    rtol: float = 0.0
 
 
 class Audit(NamedTuple):

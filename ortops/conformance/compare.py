@@ -1,73 +1,11 @@
-"""Comparisons used by the judges: exact equality (NaN equal to NaN) and descriptions."""
+"""Every non-agree verdict gets a concrete difference (the comparisons themselves: :mod:`ortops.arrays`)."""
 
 from __future__ import annotations
 
-import numpy as np
+from ..arrays import preview
+from ..verdicts import Difference
 
-from ..reporting.difference import Difference, preview
-
-__all__ = ["same", "bitwise_same", "describe_difference", "difference", "has_nan", "has_ties", "tolerance", "complete_differences"]
-
-
-def same(a: np.ndarray, b: np.ndarray) -> bool:
-    """Exactly equal shapes and values; NaN equals NaN. Dtypes may differ (int32 vs int64)."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return False
-    if a.dtype.kind == "f" or b.dtype.kind == "f":
-        return bool(np.array_equal(a, b, equal_nan=True))
-    return bool(np.array_equal(a, b))
-
-
-def bitwise_same(a: np.ndarray, b: np.ndarray) -> bool:
-    """:func:`same`, and every zero has the same sign (-0.0 is not +0.0)."""
-    if not same(a, b):
-        return False
-    a, b = np.asarray(a), np.asarray(b)
-    if a.dtype.kind != "f" and b.dtype.kind != "f":
-        return True
-    return bool(np.array_equal(np.signbit(a), np.signbit(b)))
-
-
-def tolerance(dtype) -> tuple[float, float]:
-    """(rtol, atol) for computed floats of ``dtype``; integers compare exactly (0, 0)."""
-    dtype = np.dtype(dtype)
-    if dtype == np.float32:
-        return 1e-6, 1e-6
-    if dtype == np.float64:
-        return 1e-12, 1e-12
-    if dtype == np.float16:
-        return 1e-3, 1e-3
-    return 0.0, 0.0
-
-
-def has_nan(a: np.ndarray) -> bool:
-    return np.asarray(a).dtype.kind == "f" and bool(np.isnan(a).any())
-
-
-def has_ties(a: np.ndarray) -> bool:
-    """Whether two elements of ``a`` are equal."""
-    flat = np.asarray(a).reshape(-1)
-    return flat.size > 1 and np.unique(flat).size < flat.size
-
-
-def describe_difference(name: str, got: np.ndarray, want: np.ndarray) -> str:
-    got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape:
-        return f"{name}: shape {got.shape} vs {want.shape}"
-    mismatch = np.argwhere(~((got == want) | (_isnan(got) & _isnan(want))))
-    first = tuple(int(i) for i in mismatch[0])
-    return f"{name}: {len(mismatch)} of {got.size} differ, first at {first}: {got[first]!r} vs {want[first]!r}"
-
-
-def _isnan(a: np.ndarray) -> np.ndarray:
-    return np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
-
-
-def difference(output: str, got, want, *, right: str, left: str = "ortops", note: str = "") -> Difference:
-    """The concrete difference between ``got`` (returned by ``left``) and ``want`` (by
-    ``right``) for the output named ``output``, as data (:class:`ortops.reporting.Difference`)."""
-    return Difference.of(output, left, got, right, want, note)
+__all__ = ["complete_differences"]
 
 
 def complete_differences(case, checks) -> None:

@@ -24,9 +24,10 @@ from typing import Sequence
 
 from .. import divergences
 from ..reporting.document import STATUSES
-from .cases import STATUSES as SEVERITY
-from .cases import Case, Check, Result, combine, oracle_family
-from .compare import has_nan
+from ..verdicts import STATUSES as SEVERITY
+from ..verdicts import Case, Check
+from .cases import Result, combine, oracle_family
+from ..arrays import has_nan
 from .runner import suite
 
 __all__ = ["ROWS", "COLUMNS", "RUNTIME_COLUMNS", "SPEC_COLUMNS", "Cell", "case_topics", "row_topics", "matrix"]

@@ -55,8 +55,8 @@ import numpy as np
 from .. import divergences
 from ..errors import OpError
 from ..ops import by_name
-from .cases import Case, Check
-from .compare import describe_difference, same, tolerance
+from ..arrays import describe_difference, same, tolerance
+from ..verdicts import Case, Check
 
 __all__ = ["ORACLE", "TOPICS", "judge_openvino", "topic_of", "available", "check", "structured_difference",
            "run_openvino", "short", "close", "order_ranks", "message",
@@ -90,7 +90,7 @@ def check(status: str, topic: str | None, reason: str = "", detail: str = "", di
 def structured_difference(case: Case, got, want):
     """The first output where OpenVINO's answer (``got``) and ortops' (``want``) differ, as a
     :class:`ortops.reporting.Difference` (outputs named as in the op's spec)."""
-    from ..reporting.difference import Difference
+    from ..verdicts import Difference
 
     pairs = list(zip(by_name(case.op).outputs, got, want))
     for name, g, w in pairs:
@@ -224,7 +224,7 @@ def _explain(case: Case, got, want) -> Check:
 def _judge_error(case: Case, error: OpError) -> Check:
     topic = divergences.ERROR_TOPICS.get(error.kind, "invalid-input")
     oracle = _op_oracle(case)
-    from ..reporting.difference import Difference
+    from ..verdicts import Difference
 
     ours = f"OpError ({error.kind}): {error.detail}"
     if not getattr(oracle, "RUN_INVALID", True):

@@ -32,10 +32,11 @@ import numpy as np
 
 from .. import reporting
 from ..reporting import Cell, Document, Grid, Heading, PairSummary, Paragraph, Table, TopicCount
-from ..reporting.difference import jsonable, preview
+from ..arrays import jsonable, preview
 from . import matrix
 from ..reporting.document import STATUSES as SHOWN
-from .cases import SOURCES, STATUSES, Check, Result, combine, oracle_family
+from ..verdicts import SOURCES, STATUSES, Check
+from .cases import Result, combine, oracle_family
 from .lowering import OPENVINO as OPENVINO_PATH
 
 __all__ = ["summary", "write_reports", "print_summary", "pair_summaries", "pair_of", "PAIRS", "document",

@@ -32,7 +32,8 @@ import onnx
 
 from ..errors import OpError
 from ..ops import by_name
-from ..reporting.difference import Difference, jsonable, preview
+from ..arrays import jsonable, preview
+from ..verdicts import Difference
 from .cases import Case, Check, Result
 from .runner import suite
 

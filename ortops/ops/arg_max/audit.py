@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...compare.findings import Audit, Capture, Finding, attribute
+from ...compare.findings import Audit, attribute
+from ...verdicts import Capture, Finding
 from ...compare.selection import judge_selection
 from ..spec import NCNN_DOMAIN
 

@@ -48,8 +48,8 @@ from ...checks import normalize_axis
 from ...divergences import reason
 from ...errors import OpError
 from ...conformance import real_model
-from ...conformance.cases import Case, Check
-from ...conformance.compare import describe_difference, difference, has_nan, has_ties
+from ...verdicts import Case, Check, difference
+from ...arrays import describe_difference, has_nan, has_ties
 from ...conformance.onnx_vectors import OnnxVector, onnx_vectors
 from ...conformance.sessions import ortops_session, plain_session
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import reference
-from ...conformance.cases import Case, Check
-from ...conformance.compare import has_nan
+from ...verdicts import Case, Check
+from ...arrays import has_nan
 from ...conformance.isolated import Outcome
 from ...divergences import reason
 from .conformance import _describe, _identical

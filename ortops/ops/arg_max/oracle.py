@@ -11,8 +11,8 @@ import numpy as np
 
 from ... import reference
 from ...conformance import openvino_oracle as ov
-from ...conformance.cases import Case, Check
-from ...conformance.compare import bitwise_same, has_nan, same
+from ...verdicts import Case, Check
+from ...arrays import bitwise_same, has_nan, same
 from ...divergences import reason
 
 __all__ = ["model", "expected", "matches", "explain", "explain_standalone", "explain_standalone_error"]

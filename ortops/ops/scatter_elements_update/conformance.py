@@ -53,10 +53,10 @@ from ...dtypes import numpy_to_onnx
 from ...checks import normalize_axis
 from ...divergences import ERROR_TOPICS, reason
 from ...errors import OpError
-from ...reporting.difference import Difference, preview
+from ...arrays import preview
 from .reference import reduction_identity
-from ...conformance.cases import Case, Check
-from ...conformance.compare import difference, has_nan, same, tolerance
+from ...verdicts import Case, Check, Difference, difference
+from ...arrays import has_nan, same, tolerance
 from ...conformance.onnx_vectors import onnx_vectors
 from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
 

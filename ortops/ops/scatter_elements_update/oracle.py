@@ -19,8 +19,8 @@ import numpy as np
 from ... import reference
 from ...checks import normalize_axis
 from ...conformance import openvino_oracle as ov
-from ...conformance.cases import Case, Check
-from ...conformance.compare import has_nan, same
+from ...verdicts import Case, Check
+from ...arrays import has_nan, same
 from ...divergences import reason
 from ...dtypes import numpy_to_onnx, wrap
 

@@ -37,9 +37,9 @@ from ...checks import normalize_axis
 from ...dtypes import INDEX_ELEMENT_TYPES, numpy_to_onnx
 from ...divergences import reason
 from ...errors import OpError
-from ...reporting.difference import Difference, preview
-from ...conformance.cases import Case, Check
-from ...conformance.compare import difference, has_nan, has_ties, same
+from ...arrays import preview
+from ...verdicts import Case, Check, Difference, difference
+from ...arrays import has_nan, has_ties, same
 from ...conformance.onnx_vectors import onnx_vectors
 from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
 

@@ -15,8 +15,8 @@ import numpy as np
 from ... import reference
 from ...checks import normalize_axis
 from ...conformance import openvino_oracle as ov
-from ...conformance.cases import Case, Check
-from ...conformance.compare import bitwise_same, has_nan, same
+from ...verdicts import Case, Check
+from ...arrays import bitwise_same, has_nan, same
 from ...divergences import reason
 from ...dtypes import INDEX_ELEMENT_TYPES, numpy_to_onnx
 from .conformance import valid_top_k

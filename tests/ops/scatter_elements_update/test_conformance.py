@@ -11,7 +11,7 @@ import pytest
 from ortops import conformance
 from ortops.conformance import real_model, runner
 from ortops.ops.scatter_elements_update import conformance as suite
-from ortops.conformance.cases import SOURCES
+from ortops.verdicts import SOURCES
 
 
 @pytest.fixture(scope="module")

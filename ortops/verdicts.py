@@ -1,61 +1,26 @@
-"""The concrete difference between what two sides returned, as data.
-
-A report says not only *that* two runtimes disagree but *what exactly*: which output, what
-each side returned, where the first difference is and how many elements differ.
-:meth:`Difference.of` computes that from two arrays; :meth:`Difference.outcome` records a
-difference of outcome (one side raised an error, the other returned a result, or a side
-could not run). :meth:`Difference.to_json` / :meth:`Difference.from_json` round-trip it
-through ``report.json``; :meth:`Difference.describe` is one line of text.
+"""The verdicts judges hand to the tool layers, as data: a conformance :class:`Case` and an
+oracle's :class:`Check` on it, the concrete :class:`Difference` between two answers, and for
+``ortops compare``'s node audit the :class:`Capture` of one node's tensors and the
+:class:`Finding` on it. Op folders and tool layers share these; they import nothing of either.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
+import onnx
 
-__all__ = ["Difference", "preview", "jsonable", "PREVIEW_ITEMS"]
+from . import arrays
 
-#: Arrays up to this many elements are printed whole; larger ones as dtype, shape and their
-#: first 8 elements in C order.
-PREVIEW_ITEMS = 64
+__all__ = ["Case", "Check", "Difference", "difference", "Finding", "Capture", "STATUSES", "SOURCES"]
 
+#: Verdicts, from best to worst.
+STATUSES = ("agree", "skipped", "explained", "unexplained")
+#: Where a case comes from (its ``source`` field).
+SOURCES = ("seed-example", "onnx-backend-test", "generated", "real-model")
 
-def preview(array: Any, limit: int = PREVIEW_ITEMS) -> str:
-    """``array`` printed on one line: whole up to ``limit`` elements, else its dtype, shape,
-    size and first 8 elements in C order. A non-array is ``str(value)``."""
-    if not isinstance(array, (np.ndarray, np.generic, list, tuple)):
-        return str(array)
-    a = np.asarray(array)
-    with np.printoptions(threshold=max(limit, 1), linewidth=10**9, floatmode="maxprec"):
-        if a.size <= limit:
-            return " ".join(np.array2string(a, separator=", ").split())
-        head = " ".join(np.array2string(a.reshape(-1)[:8], separator=", ").split())
-    return f"{a.dtype} {list(a.shape)}, {a.size} elements, first in C order: {head[:-1]}, ...]"
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` with NumPy scalars and arrays turned into Python numbers and lists (NaN and
-    infinities become the strings ``"nan"``, ``"inf"``, ``"-inf"``), tuples into lists."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return jsonable(value.item())
-    if isinstance(value, float) and not np.isfinite(value):
-        return "nan" if np.isnan(value) else ("inf" if value > 0 else "-inf")
-    return value
-
-
-def _equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    eq = a == b
-    if a.dtype.kind in "fc" and b.dtype.kind in "fc":
-        eq |= np.isnan(a) & np.isnan(b)
-    return eq
 
 
 @dataclass(frozen=True)
@@ -114,7 +79,7 @@ class Difference:
         a, b = np.asarray(left_array), np.asarray(right_array)
         first = left_at = right_at = mismatches = biggest = None
         if a.shape == b.shape:
-            equal = _equal(a, b)
+            equal = arrays.equal(a, b)
             numeric = a.dtype.kind in "iufb" and b.dtype.kind in "iufb"
             if numeric and (rtol or atol):
                 with np.errstate(all="ignore"):
@@ -123,19 +88,19 @@ class Difference:
             mismatches = int(len(differ))
             if mismatches:
                 first = tuple(int(i) for i in differ[0])
-                left_at, right_at = preview(a[first]), preview(b[first])
+                left_at, right_at = arrays.preview(a[first]), arrays.preview(b[first])
                 if numeric:
                     with np.errstate(all="ignore"):
                         gap = np.abs(a[~equal].astype(np.float64) - b[~equal].astype(np.float64)).max()
                     biggest = float(gap) if np.isfinite(gap) else None
-        return cls(output, left, right, preview(a), preview(b), first, left_at, right_at, mismatches,
+        return cls(output, left, right, arrays.preview(a), arrays.preview(b), first, left_at, right_at, mismatches,
                    int(a.size) if a.shape == b.shape else None, tuple(a.shape), tuple(b.shape), note, biggest,
                    float(rtol), float(atol))
 
     @classmethod
     def outcome(cls, left: str, left_value: Any, right: str, right_value: Any, note: str = "") -> "Difference":
         """A difference of outcome: e.g. one side raised an error, the other returned arrays."""
-        return cls("", left, right, preview(left_value), preview(right_value), note=note)
+        return cls("", left, right, arrays.preview(left_value), arrays.preview(right_value), note=note)
 
     @property
     def first_position(self) -> str:
@@ -162,7 +127,7 @@ class Difference:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (tuples as lists)."""
-        return jsonable(asdict(self))
+        return arrays.jsonable(asdict(self))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Difference":
@@ -172,3 +137,96 @@ class Difference:
             if fields.get(key) is not None:
                 fields[key] = tuple(fields[key])
         return cls(**fields)
+
+
+def difference(output: str, got, want, *, right: str, left: str = "ortops", note: str = "") -> Difference:
+    """The concrete difference between ``got`` (returned by ``left``) and ``want`` (by
+    ``right``) for the output named ``output``, as data (:class:`Difference`)."""
+    return Difference.of(output, left, got, right, want, note)
+
+
+
+
+@dataclass
+class Case:
+    """One conformance case: an op, named inputs with explicit dtypes, attributes, a source.
+
+    ``expected`` holds outputs written by someone else (a spec's worked example, ONNX's
+    backend test vectors), keyed by output name; ``expected_from`` names that oracle. ``onnx_versions`` lists the standard versions to run side by side.
+    ``details`` carries what the report should show (e.g. the decoded OCR text).
+    """
+
+    name: str
+    op: str
+    source: str
+    inputs: dict[str, np.ndarray]
+    attrs: dict[str, Any]
+    expected: dict[str, np.ndarray] | None = None
+    expected_from: str = ""
+    onnx_versions: tuple[int, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def dtype(self) -> str:
+        """The element type of the data the user's model carries: ``details["dtype"]`` when the
+        case carries it in another type (bfloat16 data travels as float32 into a Cast), else
+        the dtype of the ``data`` input (or the first input)."""
+        data = self.inputs.get("data", next(iter(self.inputs.values())))
+        return str(self.details.get("dtype", data.dtype))
+
+
+@dataclass
+class Check:
+    """One oracle's verdict on a case: ``agree``, ``explained``, ``unexplained`` or ``skipped``.
+
+    ``reason`` is the general cause (for an explained check, the divergence table's reason);
+    ``detail`` what was observed in this case, as text; ``topic`` the divergence topic
+    (:data:`ortops.divergences.TOPICS`) it was judged under; ``difference`` the concrete
+    difference as data (:class:`Difference`: what each side returned, the
+    first differing position). Without a ``detail``, the difference's one-line description
+    becomes it. The runner gives every non-agree check a difference
+    (:func:`ortops.conformance.compare.complete_differences`).
+    """
+
+    oracle: str
+    status: str
+    reason: str = ""
+    detail: str = ""
+    topic: str | None = None
+    difference: Difference | None = None
+
+    def __post_init__(self):
+        if self.difference is not None and not self.detail:
+            self.detail = self.difference.describe()
+        if self.status not in STATUSES:
+            raise ValueError(f"status {self.status!r} is not one of {STATUSES}")
+        if self.status != "agree" and not self.reason:
+            raise ValueError(f"a {self.status!r} verdict from {self.oracle} needs a reason")
+
+
+class Finding(NamedTuple):
+    """Why two runtimes differ at a node: ``topic`` is a key of :data:`ortops.divergences.TOPICS`
+    (None: no known topic), ``explained`` whether the data shows that topic causing the difference."""
+
+    topic: str | None
+    explained: bool
+    detail: str
+
+
+class Capture(NamedTuple):
+    """One node's actual tensors: its inputs (as the baseline runtime computed them; None for an
+    omitted optional input), and its outputs in the baseline and in the other runtime.
+
+    ``other_inputs`` are the other runtime's inputs when they differ from the baseline's (within
+    the tolerance ``atol``/``rtol``, else the node is not classified), None when bit-identical.
+    """
+
+    node: onnx.NodeProto
+    inputs: Sequence[np.ndarray | None]
+    base: Sequence[np.ndarray]
+    other: Sequence[np.ndarray]
+    base_runtime: str
+    other_runtime: str
+    other_inputs: Sequence[np.ndarray | None] | None = None  # None: bit-identical to ``inputs``
+    atol: float = 0.0
+    rtol: float = 0.0
