@@ -1,20 +1,20 @@
 """The verdicts judges hand to the tool layers, as data: a conformance :class:`Case` and an
 oracle's :class:`Check` on it, the concrete :class:`Difference` between two answers, and for
-``ortops compare``'s node audit the :class:`Capture` of one node's tensors and the
-:class:`Finding` on it. Op folders and tool layers share these; they import nothing of either.
+``ortops compare``'s node audit the :class:`Capture` of one node's tensors, the
+:class:`Finding` on it and an op type's :class:`Audit`. Op folders and tool layers share these; they import nothing of either.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 import onnx
 
 from . import arrays
 
-__all__ = ["Case", "Check", "Difference", "difference", "Finding", "Capture", "STATUSES", "SOURCES"]
+__all__ = ["Case", "Check", "Difference", "difference", "Finding", "Capture", "Audit", "STATUSES", "SOURCES"]
 
 #: Verdicts, from best to worst.
 STATUSES = ("agree", "skipped", "explained", "unexplained")
@@ -230,3 +230,17 @@ class Capture(NamedTuple):
     other_inputs: Sequence[np.ndarray | None] | None = None  # None: bit-identical to ``inputs``
     atol: float = 0.0
     rtol: float = 0.0
+
+
+class Audit(NamedTuple):
+    """How one op type is audited.
+
+    classify(capture) -> Finding : why the outputs differ (called only when they do, on equal inputs).
+    applies(node) -> bool : whether this node's semantics can split runtimes (default: always).
+    precheck(node, inputs) -> Finding or None : a problem visible in the inputs alone (k outside
+        its range, an out-of-range index), used to explain a runtime that failed or crashed.
+    """
+
+    classify: Callable[[Capture], Finding]
+    applies: Callable[[onnx.NodeProto], bool] | None = None
+    precheck: Callable[[onnx.NodeProto, Sequence[np.ndarray | None]], Finding | None] | None = None

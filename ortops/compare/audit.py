@@ -25,7 +25,6 @@ it, the output difference is explained, naming that node.
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -34,7 +33,7 @@ import onnx
 
 from .. import divergences
 from ..ops import DOMAINS, OPS
-from .findings import Audit, Capture, Finding
+from ..verdicts import Audit, Capture, Finding
 from .model import AuditedNode, node_label
 from .outputs import compare_arrays
 
@@ -62,12 +61,8 @@ def registry() -> dict[tuple[str, str], Audit]:
     (the folder is the package of the op's reference); ortops ops without one are still audited."""
     audits: dict[tuple[str, str], Audit] = {}
     for op in OPS:
-        package = op.reference.module.rsplit(".", 1)[0]
-        try:
-            module = importlib.import_module(f"{package}.audit")
-        except ModuleNotFoundError:
-            module = None
-        audits.update(getattr(module, "AUDITS", {}))
+        if op.audit:
+            audits.update(op.audit().AUDITS)
         audits.setdefault((op.domain, op.op_type), Audit(_no_audit))
     return audits
 

@@ -29,7 +29,6 @@ which become initializers.
 
 from __future__ import annotations
 
-import importlib
 
 import numpy as np
 import onnx
@@ -54,7 +53,7 @@ def _model(case: Case) -> onnx.ModelProto:
     from ..builder import IR_VERSION, register_schemas
 
     op = by_name(case.op)
-    module = importlib.import_module(op.lowering)
+    module = op.lowering()
     constant = set(getattr(module, "CONSTANT_INPUTS", ()))
     inputs, initializers = [], []
     for role in op.inputs:
@@ -242,7 +241,7 @@ def judge_openvino(case: Case) -> list[Check]:
         return [Check(OPENVINO, "skipped", "no exact standard-ONNX composition", detail=compiled)]
     compiled, names = compiled
     want = _reference(case)
-    oracle = importlib.import_module(op.oracle)
+    oracle = op.oracle()
     try:
         result = compiled([case.inputs[name] for name in names])
         got = [np.asarray(result[output]) for output in compiled.outputs]

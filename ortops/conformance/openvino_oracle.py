@@ -47,8 +47,6 @@ difference.
 from __future__ import annotations
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
 
 import numpy as np
 
@@ -57,6 +55,7 @@ from ..errors import OpError
 from ..ops import by_name
 from ..arrays import describe_difference, same, tolerance
 from ..verdicts import Case, Check
+from .contracts import OpenVinoJudge
 
 __all__ = ["ORACLE", "TOPICS", "judge_openvino", "topic_of", "available", "check", "structured_difference",
            "run_openvino", "short", "close", "order_ranks", "message",
@@ -111,9 +110,9 @@ def available() -> bool:
     return True
 
 
-def _op_oracle(case: Case) -> ModuleType:
+def _op_oracle(case: Case) -> OpenVinoJudge:
     """The judging module of the case's op (``ortops/ops/<op>/oracle.py``)."""
-    return importlib.import_module(by_name(case.op).oracle)
+    return by_name(case.op).oracle()
 
 
 def _run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:

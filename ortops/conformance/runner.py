@@ -6,25 +6,21 @@ import sys
 import time
 from typing import Iterable, Sequence
 
-import importlib
-from types import ModuleType
-
-from ..ops import OPS
+from ..ops import OPS, by_name
 from . import real_model
 from .cases import Case, Check, Result
 from .compare import complete_differences
+from .contracts import Suite
 
 __all__ = ["SUITES", "suite", "collect_cases", "judge_case", "run"]
 
-#: op -> the module of its suite (``ortops/ops/<op>/conformance.py``). A suite module has
-#: ``judge(case) -> list[Check]``, ``topics(case) -> set[str]`` and ``CASE_SOURCES``, a dict from
-#: source name to a callable returning that source's cases.
-SUITES = {op.op_type: op.conformance for op in OPS}
+#: The ops that have a conformance suite (:class:`ortops.conformance.contracts.Suite`).
+SUITES = tuple(op.op_type for op in OPS if op.conformance)
 
 
-def suite(op: str) -> ModuleType:
-    """The suite module of ``op``."""
-    return importlib.import_module(SUITES[op])
+def suite(op: str) -> Suite:
+    """The conformance suite of ``op`` (``ortops/ops/<op>/conformance.py``)."""
+    return by_name(op).conformance()
 
 
 def collect_cases(ops: Sequence[str] | None = None, sources: Sequence[str] | None = None) -> tuple[list[Case], list[str]]:
@@ -35,11 +31,7 @@ def collect_cases(ops: Sequence[str] | None = None, sources: Sequence[str] | Non
     """
     cases, notes = [], []
     for op in ops or SUITES:
-        try:
-            module = suite(op)
-        except ModuleNotFoundError:
-            notes.append(f"{op}: no conformance suite yet")
-            continue
+        module = suite(op)
         for source, make in module.CASE_SOURCES.items():
             if sources is not None and source not in sources:
                 continue

@@ -10,7 +10,6 @@ layers (bridge, schemas, session, OpenVINO interop, conformance runner) loop ove
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -24,7 +23,6 @@ __all__ = [
     "Variant",
     "Deferred",
     "OpSpec",
-    "OpDef",
     "OPENVINO_DOMAIN",
     "NCNN_DOMAIN",
 ]
@@ -129,23 +127,24 @@ class Variant:
 
 
 class Deferred:
-    """A callable found by module and name on first use, so that a spec imports nothing heavy
-    and an op's layers can refer to each other without import cycles."""
+    """A callable that ``load()`` returns on first use: ``load`` is a small function in the op's
+    folder that imports the layer (a plain relative import), so that a spec imports nothing
+    heavy and the layers, which import the core that holds the spec, form no import cycle."""
 
-    def __init__(self, module: str, name: str):
-        self.module, self.name = module, name
+    def __init__(self, load: Callable[[], Callable]):
+        self.load = load
         self._target: Callable | None = None
 
     def resolve(self) -> Callable:
         if self._target is None:
-            self._target = getattr(importlib.import_module(self.module), self.name)
+            self._target = self.load()
         return self._target
 
     def __call__(self, *args, **kwargs):
         return self.resolve()(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"Deferred({self.module}:{self.name})"
+        return f"Deferred({self.load.__module__}.{self.load.__qualname__})"
 
 
 @dataclass(frozen=True)
@@ -177,24 +176,16 @@ class OpSpec:
         ``f(*inputs, **attributes)``.
     openvino : Deferred
         The OpenVINO ONNX-frontend converter, ``convert(node_context) -> outputs``.
-    conformance : str
-        The module of the op's conformance suite (``CASE_SOURCES``, ``judge``, ``topics``).
-    oracle : str
-        The module that judges OpenVINO's answer on the op's cases (``model``, ``expected``,
-        ``matches``, ``explain``).
-    bench : str
-        The module of the op's benchmark cases and implementations (see :mod:`ortops.bench`).
-    lowering : str
-        The module of the op's exact composition of standard ONNX ops (``prepare``, ``checks``,
-        ``hazards``, ``fast``, ``exact``; see :mod:`ortops.lowering`); empty: no lowering.
+    lowering, conformance, oracle, ncnn, bench, audit : callable or None
+        Each returns the op's layer that a shared layer or tool needs, imported on first call
+        (a function of the op's ``spec.py``); each tool layer states what it needs as a
+        ``typing.Protocol``: the lowering (:class:`ortops.lowering.Lowering`), the conformance
+        suite, OpenVINO and ncnn judges (:mod:`ortops.conformance.contracts`), the bench cases
+        (:class:`ortops.bench.cases.OpBench`), the node audits
+        (:class:`ortops.compare.findings.OpAudits`). None: the op has no such layer.
     session_path : str
         The path :class:`ortops.InferenceSession` takes for the op by default (``"lowered"`` or
         ``"pyop"``): the faster exact one, as measured (README, Performance).
-
-    ncnn : str
-        The module that judges the real ncnn runtime's answer on the op's cases (``RUNNER``,
-        ``expected``, ``isolate``, ``matches``, ``difference``, ``explain``; see
-        :mod:`ortops.conformance.ncnn_oracle`); empty for an op ncnn does not have.
     """
 
     domain: str
@@ -212,13 +203,13 @@ class OpSpec:
     reference: Deferred | None = field(default=None, compare=False)
     kernel: Deferred | None = field(default=None, compare=False)
     openvino: Deferred | None = field(default=None, compare=False)
-    conformance: str = ""
-    oracle: str = ""
-    bench: str = ""
-    lowering: str = ""
+    lowering: Callable[[], Any] | None = field(default=None, compare=False)
+    conformance: Callable[[], Any] | None = field(default=None, compare=False)
+    oracle: Callable[[], Any] | None = field(default=None, compare=False)
+    ncnn: Callable[[], Any] | None = field(default=None, compare=False)
+    bench: Callable[[], Any] | None = field(default=None, compare=False)
+    audit: Callable[[], Any] | None = field(default=None, compare=False)
     session_path: str = "pyop"
-
-    ncnn: str = ""
 
     def type_param(self, name: str) -> TypeParam:
         """The :class:`TypeParam` called ``name``."""
@@ -347,6 +338,3 @@ def _typed(op_type: str, attr: AttrDef, value: Any, node_name: str | None) -> An
                       kind="attribute")
     return value
 
-
-#: The name the specification had before every op got its own folder.
-OpDef = OpSpec

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...compare.findings import Audit, attribute
-from ...verdicts import Capture, Finding
+from ...graph import attribute
+from ...verdicts import Audit, Capture, Finding
 from ..spec import OPENVINO_DOMAIN
 
 __all__ = ["AUDITS"]
