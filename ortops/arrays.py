@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["equal", "same", "bitwise_same", "close", "tolerance", "has_nan", "has_ties", "describe_difference",
-           "preview", "jsonable", "PREVIEW_ITEMS"]
+           "first_difference", "short", "order_ranks", "preview", "jsonable", "PREVIEW_ITEMS"]
 
 #: Arrays up to this many elements are printed whole; larger ones as dtype, shape and their
 #: first 8 elements in C order.
@@ -79,6 +79,32 @@ def describe_difference(name: str, got, want) -> str:
     mismatch = np.argwhere(~equal(got, want))
     first = tuple(int(i) for i in mismatch[0])
     return f"{name}: {len(mismatch)} of {got.size} differ, first at {first}: {got[first]!r} vs {want[first]!r}"
+
+
+def first_difference(names, got, want) -> str:
+    """The first of the outputs ``names`` where ``got`` and ``want`` differ, described in one line."""
+    for name, g, w in zip(names, got, want):
+        if not same(g, w):
+            return describe_difference(name, g, w)
+    return "no difference"
+
+
+def short(arrays) -> str:
+    """A short printout of a few arrays, for a check's detail."""
+    with np.printoptions(threshold=12, edgeitems=3, linewidth=1000):
+        return "; ".join(np.array2string(np.asarray(a), separator=",").replace("\n", "") for a in arrays)
+
+
+
+
+def order_ranks(data: np.ndarray) -> np.ndarray:
+    """``data`` replaced by its ranks in ortops' total order (-inf < ... < +inf < NaN; -0.0 ==
+    +0.0; all NaNs equal), as the same dtype: an input without NaN or inf on which ortops
+    selects and orders exactly as on ``data``."""
+    keys = np.where(np.isnan(data), np.inf, data)
+    unique, ranks = np.unique(keys, return_inverse=True)
+    ranks = np.where(np.isnan(data), len(unique), ranks.reshape(data.shape))  # NaN above everything
+    return ranks.astype(data.dtype)
 
 
 def preview(array: Any, limit: int = PREVIEW_ITEMS) -> str:

@@ -14,7 +14,7 @@ import onnx
 
 from . import arrays
 
-__all__ = ["Case", "Check", "Difference", "difference", "Finding", "Capture", "Audit", "STATUSES", "SOURCES"]
+__all__ = ["Case", "Check", "verdict", "Difference", "difference", "Finding", "Capture", "Audit", "STATUSES", "SOURCES"]
 
 #: Verdicts, from best to worst.
 STATUSES = ("agree", "skipped", "explained", "unexplained")
@@ -202,6 +202,12 @@ class Check:
             raise ValueError(f"status {self.status!r} is not one of {STATUSES}")
         if self.status != "agree" and not self.reason:
             raise ValueError(f"a {self.status!r} verdict from {self.oracle} needs a reason")
+
+
+def verdict(oracle: str, status: str, topic: str | None, reason: str = "", detail: str = "",
+            difference: Difference | None = None) -> Check:
+    """A :class:`Check` by ``oracle`` with its topic, in the order a judge thinks of them."""
+    return Check(oracle, status, reason, detail, topic=topic, difference=difference)
 
 
 class Finding(NamedTuple):

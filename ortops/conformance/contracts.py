@@ -14,7 +14,7 @@ import onnx
 
 from ..verdicts import Case, Check
 
-__all__ = ["Suite", "OpenVinoJudge", "NcnnJudge"]
+__all__ = ["Suite", "OpenVinoJudge", "OpenVinoTools", "NcnnJudge"]
 
 
 @runtime_checkable
@@ -32,6 +32,16 @@ class Suite(Protocol):
 
     def topics(self, case: Case) -> set[str]:
         """The divergence topics of the case beyond its dtype."""
+
+
+class OpenVinoTools(Protocol):
+    """What the OpenVINO judge lends an op's ``explain`` (:data:`ortops.conformance.openvino_oracle.TOOLS`)."""
+
+    def run_openvino(self, case: Case, inputs: dict | None = None) -> list[np.ndarray]:
+        """The case's model run in OpenVINO (on ``inputs``, default the case's)."""
+
+    def nan_evidence(self, case: Case, fallback=None) -> str | None:
+        """Evidence that NaN order explains a difference: OpenVINO re-run on the data's ranks agrees."""
 
 
 @runtime_checkable
@@ -52,8 +62,9 @@ class OpenVinoJudge(Protocol):
     def matches(self, case: Case, got, want) -> tuple[bool, bool]:
         """(acceptable, an allowed alternative answer)."""
 
-    def explain(self, case: Case, got, want) -> Check | None:
-        """An explained check when a known divergence shows in the data, else None."""
+    def explain(self, case: Case, got, want, ov: OpenVinoTools) -> Check | None:
+        """An explained check when a known divergence shows in the data, else None; ``ov`` runs
+        OpenVINO again for evidence."""
 
 
 @runtime_checkable

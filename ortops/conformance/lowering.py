@@ -38,7 +38,7 @@ from .. import dtypes, runtime
 from ..errors import OpError
 from ..ops import by_name
 from .cases import Case, Check
-from .sessions import session_options
+from ..sessions import session_options
 
 __all__ = ["ORACLES", "GUARDED", "SESSION", "STANDALONE", "OPENVINO", "judge_paths", "judge_openvino"]
 

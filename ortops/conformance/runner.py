@@ -7,7 +7,7 @@ import time
 from typing import Iterable, Sequence
 
 from ..ops import OPS, by_name
-from . import real_model
+from .. import real_model
 from .cases import Case, Check, Result
 from .compare import complete_differences
 from .contracts import Suite

@@ -21,7 +21,7 @@ from ortops.conformance.isolated import Outcome, call_once
 from ortops.conformance.matrix import matrix
 from ortops.ops.arg_max import conformance as arg_max_suite
 from ortops.ops.arg_max import ncnn
-from ortops.ops.arg_max.ncnn_oracle import order_ranks
+from ortops.arrays import order_ranks
 
 needs_ncnn = pytest.mark.skipif(
     ncnn_oracle.unavailable() is not None,

@@ -47,11 +47,11 @@ from .checks import FLOAT32_EXACT_INT_MAX
 from ...checks import normalize_axis
 from ...divergences import reason
 from ...errors import OpError
-from ...conformance import real_model
+from ... import real_model
 from ...verdicts import Case, Check, difference
 from ...arrays import describe_difference, has_nan, has_ties
-from ...conformance.onnx_vectors import OnnxVector, onnx_vectors
-from ...conformance.sessions import ortops_session, plain_session
+from ...onnx_vectors import OnnxVector, onnx_vectors
+from ...sessions import ortops_session, plain_session
 
 __all__ = [
     "OP", "EXACT", "NAIVE", "judge", "onnx_arg_max_vectors", "seed_cases", "onnx_backend_cases",
@@ -319,7 +319,7 @@ def seed_cases() -> list[Case]:
 
 
 def onnx_arg_max_vectors() -> tuple[OnnxVector, ...]:
-    """ONNX's ArgMax backend vectors (see :mod:`ortops.conformance.onnx_vectors`)."""
+    """ONNX's ArgMax backend vectors (see :mod:`ortops.onnx_vectors`)."""
     return onnx_vectors("argmax", "ArgMax")
 
 

@@ -23,12 +23,12 @@ import numpy as np
 
 from ... import reference
 from ...verdicts import Case, Check
-from ...arrays import has_nan
+from ...arrays import has_nan, order_ranks
 from ...divergences import reason
 from .conformance import _describe, _identical
 from .ncnn import run
 
-__all__ = ["RUNNER", "NOT_RUN", "expected", "isolate", "matches", "difference", "explain", "order_ranks"]
+__all__ = ["RUNNER", "NOT_RUN", "expected", "isolate", "matches", "difference", "explain"]
 
 #: The function that runs ncnn's layer in the oracle's child process.
 RUNNER = run
@@ -56,16 +56,6 @@ def matches(case: Case, got, want) -> bool:
 def difference(got, want) -> str:
     """What differs, row by row."""
     return _describe(np.asarray(got), np.asarray(want))
-
-
-def order_ranks(data: np.ndarray) -> np.ndarray:
-    """``data`` (float32) replaced by its ranks in ortops' total order (-inf < ... < +inf < NaN;
-    -0.0 == +0.0; all NaNs equal), as float32: an input without NaN on which ortops selects and
-    orders exactly as on ``data`` (exact while there are fewer than 2**24 distinct values)."""
-    keys = np.where(np.isnan(data), np.inf, data)
-    unique, ranks = np.unique(keys, return_inverse=True)
-    ranks = np.where(np.isnan(data), len(unique), ranks.reshape(data.shape))
-    return ranks.astype(np.float32)
 
 
 def _short(values, limit: int = 12) -> str:

@@ -57,8 +57,8 @@ from ...arrays import preview
 from .reference import reduction_identity
 from ...verdicts import Case, Check, Difference, difference
 from ...arrays import has_nan, same, tolerance
-from ...conformance.onnx_vectors import onnx_vectors
-from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
+from ...onnx_vectors import onnx_vectors
+from ...sessions import BuiltinUnavailable, ortops_session, plain_session
 
 __all__ = ["OP", "judge", "seed_cases", "onnx_backend_cases", "generated_cases", "real_model_cases",
            "CASE_SOURCES", "topics"]
@@ -501,7 +501,7 @@ def seed_cases() -> list[Case]:
 def onnx_backend_cases() -> list[Case]:
     """ONNX's own ScatterElements test vectors, mapped onto the custom node (use_init_val=1).
 
-    Loaded by :func:`ortops.conformance.onnx_vectors.onnx_vectors`, not ONNX's global
+    Loaded by :func:`ortops.onnx_vectors.onnx_vectors`, not ONNX's global
     ``collect_testcases``, which hands back another op's cases once one was collected.
     """
     to_ortops = {onnx: ours for ours, onnx in ONNX_REDUCTION.items()}
@@ -636,7 +636,7 @@ def real_model_cases() -> list[Case]:
     the winning class's probability: data zeros [len(text)], indices ``char_of_step`` of the
     non-blank steps, updates the max probability at those steps, use_init_val=0.
     """
-    from ...conformance.real_model import TEXTS, line_name, ocr_run
+    from ...real_model import TEXTS, line_name, ocr_run
 
     cases = []
     for n, text in enumerate(TEXTS):

@@ -40,8 +40,8 @@ from ...errors import OpError
 from ...arrays import preview
 from ...verdicts import Case, Check, Difference, difference
 from ...arrays import has_nan, has_ties, same
-from ...conformance.onnx_vectors import onnx_vectors
-from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
+from ...onnx_vectors import onnx_vectors
+from ...sessions import BuiltinUnavailable, ortops_session, plain_session
 
 __all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "real_model_cases", "CASE_SOURCES",
            "topics", "valid_top_k", "case_model"]
@@ -343,7 +343,7 @@ def generated_cases(seed: int = 2026) -> list[Case]:
 
 def real_model_cases() -> list[Case]:
     """Per-step top-5 candidates of the real model's softmax, for every text in :data:`TEXTS`."""
-    from ...conformance.real_model import IN_GRAPH, TEXTS, TOP_K, line_name, ocr_run
+    from ...real_model import IN_GRAPH, TEXTS, TOP_K, line_name, ocr_run
 
     cases = []
     for n, text in enumerate(TEXTS):

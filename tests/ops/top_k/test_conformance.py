@@ -136,7 +136,7 @@ def test_oracles_map_groups_checks_by_family():
 
 
 def test_real_model_cases_are_collected_with_the_ocr_extra():
-    from ortops.conformance import real_model
+    from ortops import real_model
 
     if not real_model.available():
         pytest.skip("the ocr extra is not installed")
