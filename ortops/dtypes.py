@@ -21,7 +21,6 @@ __all__ = [
     "from_onnx",
     "from_name",
     "bridge_code",
-    "INDEX_ELEMENT_TYPES",
     "CARRIED_TYPES",
     "names",
     "onnx_name",
@@ -63,9 +62,6 @@ ELEMENT_TYPES: tuple[ElementType, ...] = (
     ElementType("float16", np.dtype(np.float16), TensorProto.FLOAT16, None),
     ElementType("bfloat16", None, TensorProto.BFLOAT16, None),
 )
-
-#: TopK's ``index_element_type`` attribute values and the dtypes of the indices they choose.
-INDEX_ELEMENT_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 
 _BY_NAME = {t.name: t for t in ELEMENT_TYPES}
 _BY_ONNX = {t.onnx: t for t in ELEMENT_TYPES}

@@ -14,7 +14,7 @@ import onnx
 
 from . import arrays
 
-__all__ = ["Case", "Check", "verdict", "Difference", "difference", "Finding", "Capture", "Audit", "STATUSES", "SOURCES"]
+__all__ = ["Case", "Check", "verdict", "Difference", "difference", "Finding", "Capture", "Audit", "STATUSES", "SOURCES", "ORACLE_FAMILIES", "oracle_family"]
 
 #: Verdicts, from best to worst.
 STATUSES = ("agree", "skipped", "explained", "unexplained")
@@ -139,6 +139,31 @@ class Difference:
         return cls(**fields)
 
 
+#: Who judges: the NumPy reference of the spec, ORT's built-in ops, the OpenVINO runtime,
+#: outputs written by someone else (spec examples, ONNX's vectors), ortops' own checks, the
+#: lowered paths (guarded and standalone) against the reference, and the real ncnn runtime
+#: (``--oracle ncnn``).
+ORACLE_FAMILIES = ("reference", "onnxruntime", "openvino", "expected", "ortops", "lowered", "ncnn")
+
+
+def oracle_family(oracle: str) -> str:
+    """The family of an oracle name, e.g. ``"onnxruntime TopK-11"`` -> ``"onnxruntime"`` (a
+    :class:`Check` whose name does not say it carries its ``family``)."""
+    if oracle == "reference":
+        return "reference"
+    if oracle.startswith("lowered"):
+        return "lowered"
+    if oracle.startswith("openvino"):
+        return "openvino"
+    if oracle == "ncnn":
+        return "ncnn"
+    if oracle.startswith("onnxruntime"):
+        return "onnxruntime"
+    if oracle in ("ortops", "index dtype", "output dtype"):
+        return "ortops"
+    return "expected"
+
+
 def difference(output: str, got, want, *, right: str, left: str = "ortops", note: str = "") -> Difference:
     """The concrete difference between ``got`` (returned by ``left``) and ``want`` (by
     ``right``) for the output named ``output``, as data (:class:`Difference`)."""
@@ -152,7 +177,8 @@ class Case:
     """One conformance case: an op, named inputs with explicit dtypes, attributes, a source.
 
     ``expected`` holds outputs written by someone else (a spec's worked example, ONNX's
-    backend test vectors), keyed by output name; ``expected_from`` names that oracle. ``onnx_versions`` lists the standard versions to run side by side.
+    backend test vectors), keyed by output name; ``expected_from`` names that oracle and
+    ``expected_family`` is its family (``"onnxruntime"`` for ORT's own nodes in a real model). ``onnx_versions`` lists the standard versions to run side by side.
     ``details`` carries what the report should show (e.g. the decoded OCR text).
     """
 
@@ -163,6 +189,7 @@ class Case:
     attrs: dict[str, Any]
     expected: dict[str, np.ndarray] | None = None
     expected_from: str = ""
+    expected_family: str = "expected"
     onnx_versions: tuple[int, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
 
@@ -185,7 +212,8 @@ class Check:
     difference as data (:class:`Difference`: what each side returned, the
     first differing position). Without a ``detail``, the difference's one-line description
     becomes it. The runner gives every non-agree check a difference
-    (:func:`ortops.conformance.compare.complete_differences`).
+    (:func:`ortops.conformance.compare.complete_differences`). ``family`` is the oracle's
+    family (:data:`ORACLE_FAMILIES`), by default :func:`oracle_family` of its name.
     """
 
     oracle: str
@@ -194,8 +222,10 @@ class Check:
     detail: str = ""
     topic: str | None = None
     difference: Difference | None = None
+    family: str = ""
 
     def __post_init__(self):
+        self.family = self.family or oracle_family(self.oracle)
         if self.difference is not None and not self.detail:
             self.detail = self.difference.describe()
         if self.status not in STATUSES:

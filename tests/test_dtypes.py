@@ -7,6 +7,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from ortops import dtypes
+from ortops.ops.top_k.spec import INDEX_ELEMENT_TYPES
 
 
 @pytest.mark.parametrize("row", dtypes.ELEMENT_TYPES, ids=lambda r: r.name)
@@ -34,7 +35,7 @@ def test_onnx_names_also_for_types_without_a_row():
 
 
 def test_index_element_types():
-    assert dtypes.INDEX_ELEMENT_TYPES == {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
+    assert INDEX_ELEMENT_TYPES == {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 
 
 @pytest.mark.parametrize(("value", "dtype", "wrapped"), [

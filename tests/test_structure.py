@@ -15,7 +15,7 @@ DYNAMIC_IMPORTS_ALLOWED = {
 }
 #: Known breaks, each as :func:`violations` words it.
 KNOWN = {
-    "cycle: ortops.lowering <-> ortops.session",  # removed when lowering stops importing session
+    "cycle: ortops.lowering <-> ortops.session",
 }
 
 

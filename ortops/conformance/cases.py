@@ -1,5 +1,5 @@
-"""A case's verdicts combined: :class:`Result` and the oracle families (the cases and checks
-themselves are core data: :mod:`ortops.verdicts`)."""
+"""A case's verdicts combined: :class:`Result` (the cases and checks themselves, and the oracle
+families, are core data: :mod:`ortops.verdicts`)."""
 
 from __future__ import annotations
 
@@ -11,31 +11,7 @@ import numpy as np
 from ..arrays import jsonable
 from ..verdicts import Case, Check
 
-__all__ = ["Result", "ORACLE_FAMILIES", "combine", "oracle_family"]
-
-#: Who judges: the NumPy reference of the spec, ORT's built-in ops, the OpenVINO runtime,
-#: outputs written by someone else (spec examples, ONNX's vectors), ortops' own checks, the
-#: lowered paths (guarded and standalone) against the reference, and the real ncnn runtime
-#: (``--oracle ncnn``).
-ORACLE_FAMILIES = ("reference", "onnxruntime", "openvino", "expected", "ortops", "lowered", "ncnn")
-
-
-def oracle_family(oracle: str) -> str:
-    """The family of an oracle name, e.g. ``"onnxruntime TopK-11"`` -> ``"onnxruntime"``."""
-    if oracle == "reference":
-        return "reference"
-    if oracle.startswith("lowered"):
-        return "lowered"
-    if oracle.startswith("openvino"):
-        return "openvino"
-    if oracle == "ncnn":
-        return "ncnn"
-    if oracle.startswith("onnxruntime") or "inside the OCR graph" in oracle:
-        return "onnxruntime"
-    if oracle in ("ortops", "index dtype", "output dtype"):
-        return "ortops"
-    return "expected"
-
+__all__ = ["Result", "combine"]
 
 @dataclass
 class Result:
@@ -55,7 +31,7 @@ class Result:
         """Each oracle family that judged the case: (status, reason)."""
         families: dict[str, list[Check]] = {}
         for check in self.checks:
-            families.setdefault(oracle_family(check.oracle), []).append(check)
+            families.setdefault(check.family, []).append(check)
         verdicts = {}
         for family, checks in families.items():
             status, reason = combine([Check("reference", "agree"), *checks]) if family != "reference" else combine(checks)
@@ -77,7 +53,7 @@ class Result:
             "attributes": {k: (v.item() if isinstance(v, np.generic) else v) for k, v in c.attrs.items()},
             "oracles": {family: status for family, (status, _) in self.oracles().items()},
             "oracle_reasons": {family: reason for family, (status, reason) in self.oracles().items() if reason},
-            "checks": [{"oracle": k.oracle, "family": oracle_family(k.oracle), "status": k.status,
+            "checks": [{"oracle": k.oracle, "family": k.family, "status": k.status,
                         "reason": k.reason, "detail": k.detail, "topic": k.topic,
                         "difference": k.difference.to_json() if k.difference else None} for k in self.checks],
             "details": jsonable(c.details),

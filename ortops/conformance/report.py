@@ -36,7 +36,7 @@ from ..arrays import jsonable, preview
 from . import matrix
 from ..reporting.document import STATUSES as SHOWN
 from ..verdicts import SOURCES, STATUSES, Check
-from .cases import Result, combine, oracle_family
+from .cases import Result, combine
 from .lowering import OPENVINO as OPENVINO_PATH
 
 __all__ = ["summary", "write_reports", "print_summary", "pair_summaries", "pair_of", "PAIRS", "document",
@@ -67,7 +67,7 @@ def summary(results: Sequence[Result]) -> dict[str, int]:
 def pair_of(check: Check, result: Result) -> str:
     """The runtime pair (one of :data:`PAIRS`) a check belongs to: its oracle family; a check
     against outputs written by someone else by the case's source."""
-    family = oracle_family(check.oracle)
+    family = check.family
     if family in ("reference", "ortops"):
         return PAIRS[0]
     if family == "onnxruntime":

@@ -93,6 +93,7 @@ def save(result: Result, out_dir: pathlib.Path) -> pathlib.Path:
     data = {
         "name": case.name, "op": case.op, "source": case.source, "dtype": case.dtype,
         "attributes": jsonable(case.attrs), "expected_from": case.expected_from,
+        "expected_family": case.expected_family,
         "onnx_versions": list(case.onnx_versions), "details": jsonable(case.details),
         "files": {"model": f"{case.name}.onnx", "inputs": f"{case.name}.inputs.npz",
                   "expected": f"{case.name}.expected.npz"},
@@ -121,6 +122,7 @@ def load(directory: pathlib.Path, name: str) -> tuple[Case, dict[str, Any]]:
         expected = {k.split(".", 1)[1]: npz[k] for k in npz.files if k.startswith("expected.")}
     case = Case(meta["name"], meta["op"], meta["source"], inputs, dict(meta["attributes"]),
                 expected=expected or None, expected_from=meta["expected_from"],
+                expected_family=meta.get("expected_family", "expected"),
                 onnx_versions=tuple(meta["onnx_versions"]), details=meta["details"])
     return case, meta
 

@@ -11,7 +11,7 @@ layers (bridge, schemas, session, OpenVINO interop, conformance runner) loop ove
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 from ..errors import OpError
 
@@ -23,6 +23,9 @@ __all__ = [
     "Variant",
     "Deferred",
     "OpSpec",
+    "Divergence",
+    "OPENVINO_OBSERVED",
+    "NCNN_OBSERVED",
     "OPENVINO_DOMAIN",
     "NCNN_DOMAIN",
 ]
@@ -147,6 +150,28 @@ class Deferred:
         return f"Deferred({self.load.__module__}.{self.load.__qualname__})"
 
 
+class Divergence(NamedTuple):
+    """One known divergence: a runtime's behaviour on a topic, and why it is not a bug of ortops.
+
+    ``op`` is an op type, or None for every op; ``runtime`` is ``"openvino"`` (the CPU plugin),
+    ``"openvino-onnx"`` (OpenVINO running standard ONNX ops through its ONNX frontend),
+    ``"onnxruntime"`` (its built-in ops), ``"onnx"`` (ONNX's own test vectors) or ``"ncnn"``;
+    ``observed_with`` names the versions it was seen with. The table of every row is
+    :data:`ortops.divergences.DIVERGENCES`.
+    """
+
+    topic: str
+    op: str | None
+    runtime: str
+    reason: str
+    observed_with: tuple[str, ...]
+
+
+#: The versions most rows were observed with.
+OPENVINO_OBSERVED = ("openvino 2026.4.1",)
+NCNN_OBSERVED = ("ncnn 1.0.20261020",)
+
+
 @dataclass(frozen=True)
 class OpSpec:
     """One custom operator: everything op-specific that the shared layers need.
@@ -183,6 +208,9 @@ class OpSpec:
         suite, OpenVINO and ncnn judges (:mod:`ortops.conformance.contracts`), the bench cases
         (:class:`ortops.bench.cases.OpBench`), the node audits
         (:class:`ortops.compare.findings.OpAudits`). None: the op has no such layer.
+    divergences : tuple of Divergence
+        The op's own known divergences (``ortops/ops/<op>/divergences.py``), collected by
+        :data:`ortops.divergences.DIVERGENCES`.
     session_path : str
         The path :class:`ortops.InferenceSession` takes for the op by default (``"lowered"`` or
         ``"pyop"``): the faster exact one, as measured (README, Performance).
@@ -209,6 +237,7 @@ class OpSpec:
     ncnn: Callable[[], Any] | None = field(default=None, compare=False)
     bench: Callable[[], Any] | None = field(default=None, compare=False)
     audit: Callable[[], Any] | None = field(default=None, compare=False)
+    divergences: tuple[Divergence, ...] = field(default=(), compare=False)
     session_path: str = "pyop"
 
     def type_param(self, name: str) -> TypeParam:

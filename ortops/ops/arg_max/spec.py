@@ -6,6 +6,7 @@ import onnx
 
 from ... import dtypes
 from ..inference import attr_value, tensor_type
+from .divergences import DIVERGENCES
 from ..spec import NCNN_DOMAIN, AttrDef, Deferred, OpSpec, TypeParam
 
 __all__ = ["ARG_MAX"]
@@ -90,6 +91,7 @@ ARG_MAX = OpSpec(
     bench=_bench,
     lowering=_lowering,
     audit=_audit,
+    divergences=DIVERGENCES,
     session_path="pyop",
     ncnn=_ncnn_oracle,
 )

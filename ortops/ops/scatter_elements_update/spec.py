@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ... import dtypes
+from .divergences import DIVERGENCES
 from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, Deferred, OpSpec, TypeParam
 
 __all__ = ["SCATTER_ELEMENTS_UPDATE", "REDUCTIONS"]
@@ -94,5 +95,6 @@ SCATTER_ELEMENTS_UPDATE = OpSpec(
     bench=_bench,
     lowering=_lowering,
     audit=_audit,
+    divergences=DIVERGENCES,
     session_path="pyop",  # measured: NumPy behind the bridge beats ORT's ScatterElements (README)
 )

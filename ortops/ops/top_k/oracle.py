@@ -16,10 +16,10 @@ from ... import reference
 from ...checks import normalize_axis
 from ...interop.openvino import to_work
 from ...verdicts import Case, Check, verdict
-from .spec import TOP_K
+from .spec import INDEX_ELEMENT_TYPES, TOP_K
 from ...arrays import bitwise_same, first_difference, has_nan, order_ranks, same, short
 from ...divergences import reason
-from ...dtypes import INDEX_ELEMENT_TYPES, numpy_to_onnx
+from ...dtypes import numpy_to_onnx
 from .conformance import valid_top_k
 
 __all__ = ["ALTERNATIVE", "model", "expected", "matches", "check_output", "explain", "explain_standalone"]

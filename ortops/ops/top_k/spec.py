@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import dtypes
 from ..inference import attr_value, constant_scalar, input_dims, tensor_type
+from .divergences import DIVERGENCES
 from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, Deferred, OpSpec, TypeParam, Variant
 
-__all__ = ["TOP_K"]
+__all__ = ["TOP_K", "INDEX_ELEMENT_TYPES"]
 
+#: The ``index_element_type`` attribute values and the dtypes of the indices they choose.
+INDEX_ELEMENT_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 #: index_element_type -> the ONNX name of the indices' type.
-_INDEX_TYPES = {name: dtypes.from_numpy(dtype).name for name, dtype in dtypes.INDEX_ELEMENT_TYPES.items()}
+_INDEX_TYPES = {name: dtypes.from_numpy(dtype).name for name, dtype in INDEX_ELEMENT_TYPES.items()}
 
 
 def _infer(ctx) -> None:
@@ -109,5 +114,6 @@ TOP_K = OpSpec(
     bench=_bench,
     lowering=_lowering,
     audit=_audit,
+    divergences=DIVERGENCES,
     session_path="lowered",
 )
