@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["equal", "same", "bitwise_same", "close", "tolerance", "has_nan", "has_ties", "describe_difference",
+__all__ = ["equal", "bitwise_equal", "same", "bitwise_same", "close", "tolerance", "has_nan", "has_ties", "describe_difference",
            "first_difference", "short", "order_ranks", "preview", "jsonable", "PREVIEW_ITEMS"]
 
 #: Arrays up to this many elements are printed whole; larger ones as dtype, shape and their
@@ -31,12 +31,19 @@ def same(a, b) -> bool:
     return a.shape == b.shape and bool(np.all(equal(a, b)))
 
 
-def bitwise_same(a, b) -> bool:
-    """:func:`same`, and every zero has the same sign (-0.0 is not +0.0)."""
+def bitwise_equal(a, b) -> np.ndarray:
+    """:func:`equal`, where also -0.0 is not +0.0 (any NaN still equals any NaN)."""
     a, b = np.asarray(a), np.asarray(b)
-    if not same(a, b):
-        return False
-    return (a.dtype.kind != "f" and b.dtype.kind != "f") or bool(np.array_equal(np.signbit(a), np.signbit(b)))
+    eq = equal(a, b)
+    if a.dtype.kind == "f" and b.dtype.kind == "f":
+        eq &= (np.signbit(a) == np.signbit(b)) | np.isnan(a)
+    return eq
+
+
+def bitwise_same(a, b) -> bool:
+    """:func:`same`, and every zero has the same sign (-0.0 is not +0.0); any NaN equals any NaN."""
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.all(bitwise_equal(a, b)))
 
 
 def tolerance(dtype) -> tuple[float, float]:
@@ -71,12 +78,13 @@ def has_ties(a) -> bool:
     return flat.size > 1 and np.unique(flat).size < flat.size
 
 
-def describe_difference(name: str, got, want) -> str:
-    """One line: how many elements of output ``name`` differ, and the first of them."""
+def describe_difference(name: str, got, want, *, bitwise: bool = False) -> str:
+    """One line: how many elements of output ``name`` differ (``bitwise``: -0.0 is not +0.0),
+    and the first of them."""
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape:
         return f"{name}: shape {got.shape} vs {want.shape}"
-    mismatch = np.argwhere(~equal(got, want))
+    mismatch = np.argwhere(~(bitwise_equal if bitwise else equal)(got, want))
     first = tuple(int(i) for i in mismatch[0])
     return f"{name}: {len(mismatch)} of {got.size} differ, first at {first}: {got[first]!r} vs {want[first]!r}"
 

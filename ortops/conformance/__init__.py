@@ -1,9 +1,7 @@
 """The conformance runner: ``ortops conformance``. See :func:`main` in :mod:`ortops.cli`."""
 
-from .cases import Case, Check, Result
 from .report import print_summary, summary, write_reports
 from .runner import SUITES, collect_cases, judge_case, run
 
-
-__all__ = ["Case", "Check", "Result", "SUITES", "collect_cases", "judge_case", "print_summary", "run", "summary",
+__all__ = ["SUITES", "collect_cases", "judge_case", "print_summary", "run", "summary",
            "write_reports"]

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple
 
+import numpy as np
+
 from ..errors import OpError
 
 __all__ = [
@@ -82,7 +84,7 @@ class TypeParam:
     ``private_types`` narrows the private bridge registrations (domain ``ortops._bridge``, what
     :func:`ortops.prepare_model` rewrites nodes to) to these types (``None``: every type the
     bridge carries). ``prepare_model`` casts an input of another type of ``types`` to the first
-    of them that holds all its values (:func:`ortops.dtypes.holds`): the op sees the same
+    of them that holds all its values (``np.can_cast(..., "safe")``): the op sees the same
     numbers, and fewer registrations make every session faster to create (ORT spends about
     10 us per registration at each session creation). Only for a parameter no output uses.
 
@@ -284,7 +286,8 @@ class OpSpec:
         if table.private_types is None or type_name in table.private_types:
             return type_name
         narrow = dtypes.from_name(type_name)
-        wide = next((t for t in table.private_types if dtypes.holds(dtypes.from_name(t), narrow)), None)
+        wide = next((t for t in table.private_types if narrow.numpy.kind in "iu"
+                     and np.can_cast(narrow.numpy, dtypes.from_name(t).numpy, "safe")), None)
         if wide is None:
             raise ValueError(f"{self.op_type}: no private type of {table.name} {table.private_types} holds {type_name}")
         return wide

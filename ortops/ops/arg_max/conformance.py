@@ -49,7 +49,7 @@ from ...divergences import reason
 from ...errors import OpError
 from ... import real_model
 from ...verdicts import Case, Check, difference
-from ...arrays import describe_difference, has_nan, has_ties
+from ...arrays import bitwise_same, describe_difference, has_nan, has_ties
 from ...onnx_vectors import OnnxVector, onnx_vectors
 from ...sessions import ortops_session, plain_session
 
@@ -71,11 +71,7 @@ _ONNX_TIE_NOTE = reason("ncnn-tie-rule", "onnx", OP)
 
 def _identical(a: np.ndarray, b: np.ndarray) -> bool:
     """Same shape and the same float32 bits, except that any NaN equals any NaN."""
-    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
-    if a.shape != b.shape:
-        return False
-    both_nan = np.isnan(a) & np.isnan(b)
-    return bool(np.all((a.view(np.uint32) == b.view(np.uint32)) | both_nan))
+    return bitwise_same(np.asarray(a, np.float32), np.asarray(b, np.float32))
 
 
 def _indices(output: np.ndarray) -> np.ndarray:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import onnx
+from onnx.helper import make_tensor_type_proto
 
 from ... import dtypes
-from ..inference import attr_value, tensor_type
+from ..inference import attr_value
 from .divergences import DIVERGENCES
 from ..spec import NCNN_DOMAIN, AttrDef, Deferred, OpSpec, TypeParam
 
@@ -14,7 +15,7 @@ __all__ = ["ARG_MAX"]
 
 def _infer(ctx) -> None:
     rows = 2 if attr_value(ctx, "out_max_val", 0) else 1
-    ctx.set_output_type(0, tensor_type(onnx.TensorProto.FLOAT, [rows, attr_value(ctx, "topk", 1)]))
+    ctx.set_output_type(0, make_tensor_type_proto(onnx.TensorProto.FLOAT, [rows, attr_value(ctx, "topk", 1)]))
 
 
 # The op's layers, each imported on first use by a plain relative import: they import the core

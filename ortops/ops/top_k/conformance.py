@@ -22,6 +22,8 @@ import itertools
 import numpy as np
 from onnx import TensorProto, helper
 
+from onnx.helper import np_dtype_to_tensor_dtype
+
 from ... import reference
 from ...builder import (
     TOP_K_VERSIONS,
@@ -34,7 +36,6 @@ from ...builder import (
     top_k_side_by_side,
 )
 from ...checks import normalize_axis
-from ...dtypes import numpy_to_onnx
 from .spec import INDEX_ELEMENT_TYPES
 from ...divergences import reason
 from ...errors import OpError
@@ -45,7 +46,7 @@ from ...onnx_vectors import onnx_vectors
 from ...sessions import BuiltinUnavailable, ortops_session, plain_session
 
 __all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "real_model_cases", "CASE_SOURCES",
-           "topics", "valid_top_k", "case_model"]
+           "topics", "valid_top_k", "reference_answer", "case_model"]
 
 OP = "TopK"
 _FLOATS = (np.float32, np.float64)
@@ -53,7 +54,7 @@ _NAN_NOTE = reason("nan", "onnxruntime", OP)
 
 
 def _run_ortops(data: np.ndarray, k: np.ndarray, attrs: dict):
-    model = top_k_model(numpy_to_onnx(data.dtype), data.ndim, **attrs, k_type=numpy_to_onnx(k.dtype), k_shape=k.shape)
+    model = top_k_model(np_dtype_to_tensor_dtype(data.dtype), data.ndim, **attrs, k_type=np_dtype_to_tensor_dtype(k.dtype), k_shape=k.shape)
     return ortops_session(model).run(None, {"data": data, "k": k})
 
 
@@ -118,7 +119,7 @@ def _builtin_checks(case: Case, version: int, got) -> list[Check]:
             return [Check(oracle, "skipped", f"TopK-{version} has no 'largest' attribute; mode=min cannot map")]
         if data.dtype not in _FLOATS:
             return [Check(oracle, "skipped", f"TopK-{version}'s spec allows float types only, not {data.dtype}")]
-    model = top_k_side_by_side(version, numpy_to_onnx(data.dtype), data.ndim, k=int(k.reshape(())), **attrs)
+    model = top_k_side_by_side(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, k=int(k.reshape(())), **attrs)
     try:
         values, indices, b_values, b_indices = ortops_session(model).run(None, {"data": data})
     except BuiltinUnavailable as exc:
@@ -140,7 +141,7 @@ def _builtin_checks(case: Case, version: int, got) -> list[Check]:
     return checks
 
 
-def _reference(data: np.ndarray, k: np.ndarray, attrs: dict):
+def reference_answer(data: np.ndarray, k: np.ndarray, attrs: dict):
     """The reference answer; float16 is ranked as float32 (exact: the same values, same order)."""
     if data.dtype == np.float16:
         values, indices = reference.top_k(data.astype(np.float32), k, **attrs)
@@ -160,7 +161,7 @@ def _judge_error(case: Case, error: OpError) -> list[Check]:
         checks.append(Check("ortops", "unexplained", "the reference raises OpError, ortops returned a result",
                             detail=str(error)))
     for version in case.onnx_versions:
-        model = onnx_top_k_model(version, numpy_to_onnx(data.dtype), data.ndim, axis=attrs["axis"],
+        model = onnx_top_k_model(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=attrs["axis"],
                                  largest=int(attrs["mode"] == "max"))
         try:
             values, _ = plain_session(model).run(None, {"X": data, "K": k.astype(np.int64).reshape(1)})
@@ -182,7 +183,7 @@ def judge(case: Case) -> list[Check]:
         return _judge_bfloat16(case)
     data, k, attrs = case.inputs["data"], case.inputs["k"], case.attrs
     try:
-        ref = _reference(data, k, attrs)
+        ref = reference_answer(data, k, attrs)
     except OpError as error:
         return _judge_error(case, error)
     got = _run_ortops(data, k, attrs)
@@ -207,7 +208,7 @@ def _bfloat16_model(data: np.ndarray, k: int, attrs: dict, version: int | None):
     nodes = [helper.make_node("Cast", ["data"], ["data_bf16"], to=bf16),
              top_k("data_bf16", "k", **attrs, outputs=("values_bf16", "indices"), name="ortops_top_k"),
              helper.make_node("Cast", ["values_bf16"], ["values"], to=f32)]
-    index_type = numpy_to_onnx(INDEX_ELEMENT_TYPES[attrs["index_element_type"]])
+    index_type = np_dtype_to_tensor_dtype(INDEX_ELEMENT_TYPES[attrs["index_element_type"]])
     out_dims = [None] * data.ndim
     outputs = [("values", f32, out_dims), ("indices", index_type, out_dims)]
     if version is not None:

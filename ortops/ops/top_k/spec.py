@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from onnx.helper import make_tensor_type_proto
 
 from ... import dtypes
-from ..inference import attr_value, constant_scalar, input_dims, tensor_type
+from ..inference import attr_value, constant_scalar, input_dims
 from .divergences import DIVERGENCES
 from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, Deferred, OpSpec, TypeParam, Variant
 
@@ -31,8 +32,8 @@ def _infer(ctx) -> None:
     index_type = attr_value(ctx, "index_element_type", "i32")
     index_type = index_type.decode() if isinstance(index_type, bytes) else index_type
     index_row = dtypes.from_name(_INDEX_TYPES.get(index_type, _INDEX_TYPES["i32"]))
-    ctx.set_output_type(0, tensor_type(data_type.tensor_type.elem_type, dims))
-    ctx.set_output_type(1, tensor_type(index_row.onnx, dims))
+    ctx.set_output_type(0, make_tensor_type_proto(data_type.tensor_type.elem_type, dims))
+    ctx.set_output_type(1, make_tensor_type_proto(index_row.onnx, dims))
 
 
 # The op's layers, each imported on first use by a plain relative import: they import the core
