@@ -212,7 +212,7 @@ class Check:
     difference as data (:class:`Difference`: what each side returned, the
     first differing position). Without a ``detail``, the difference's one-line description
     becomes it. The runner gives every non-agree check a difference
-    (:func:`ortops.conformance.compare.complete_differences`). ``family`` is the oracle's
+    (:func:`ortops.conformance.runner.complete_differences`). ``family`` is the oracle's
     family (:data:`ORACLE_FAMILIES`), by default :func:`oracle_family` of its name.
     """
 

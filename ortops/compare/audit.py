@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import onnx
@@ -40,6 +40,7 @@ from .outputs import compare_arrays
 __all__ = [
     "Graph",
     "NodeResult",
+    "OpAudits",
     "audit_nodes",
     "audited_nodes",
     "explain_failure",
@@ -47,6 +48,15 @@ __all__ = [
     "reason_for",
     "registry",
 ]
+
+
+@runtime_checkable
+class OpAudits(Protocol):
+    """An op folder's audits: ``(domain, op_type)`` (``""`` for standard ONNX ops) -> how that
+    op type is audited, for the op's own node and the standard nodes of its family."""
+
+    AUDITS: Mapping[tuple[str, str], Audit]
+
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -60,7 +70,7 @@ def registry() -> dict[tuple[str, str], Audit]:
     """``(domain, op_type)`` -> :class:`Audit`, from the ``audit.py`` of every op folder of ``OPS``
     (the folder is the package of the op's reference); ortops ops without one are still audited."""
     audits: dict[tuple[str, str], Audit] = {}
-    for op in OPS:
+    for op in OPS:  # each op's audits: OpAudits
         if op.audit:
             audits.update(op.audit().AUDITS)
         audits.setdefault((op.domain, op.op_type), Audit(_no_audit))

@@ -34,7 +34,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ..arrays import bitwise_same, describe_difference
+from ..arrays import bitwise_same, describe_difference, short
 from .. import dtypes, runtime
 from ..errors import OpError
 from ..ops import by_name
@@ -268,6 +268,4 @@ def _as_openvino(check: Check) -> Check:
 
 
 def _short(arrays) -> str:
-    from .openvino_oracle import short
-
     return short(arrays)[:300]

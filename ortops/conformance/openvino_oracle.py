@@ -9,7 +9,7 @@ ortops equals the reference).
 How a case is judged
 --------------------
 * Integers and selections compare exactly; computed floats (ScatterElementsUpdate sum, prod,
-  mean) with :func:`ortops.conformance.compare.tolerance`.
+  mean) with :func:`ortops.arrays.tolerance`.
 * TopK with ``stable=0`` or ``sort="none"``: any valid top-k is accepted (the same multiset of
   values per slice, distinct indices pointing at their values, and the order ``sort`` asks for).
   ScatterElementsUpdate ``reduction="none"`` with several updates for one element: any of

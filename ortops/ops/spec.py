@@ -209,7 +209,7 @@ class OpSpec:
         ``typing.Protocol``: the lowering (:class:`ortops.lowering.Lowering`), the conformance
         suite, OpenVINO and ncnn judges (:mod:`ortops.conformance.contracts`), the bench cases
         (:class:`ortops.bench.cases.OpBench`), the node audits
-        (:class:`ortops.compare.findings.OpAudits`). None: the op has no such layer.
+        (:class:`ortops.compare.audit.OpAudits`). None: the op has no such layer.
     divergences : tuple of Divergence
         The op's own known divergences (``ortops/ops/<op>/divergences.py``), collected by
         :data:`ortops.divergences.DIVERGENCES`.

@@ -11,7 +11,7 @@ from onnx import defs
 from ortops import bridge, dtypes
 from ortops.bench.cases import OpBench
 from ortops.builder.schemas import SCHEMA_VERSION, register_schemas
-from ortops.compare.findings import OpAudits
+from ortops.compare.audit import OpAudits
 from ortops.conformance.contracts import NcnnJudge, OpenVinoJudge, Suite
 from ortops.errors import OpError
 from ortops.lowering import Lowering

@@ -25,7 +25,7 @@ from ... import reference
 from ...verdicts import Case, Check
 from ...arrays import has_nan, order_ranks
 from ...divergences import reason
-from .conformance import _describe, _identical
+from .conformance import _describe, _identical, _short
 from .ncnn import run
 
 __all__ = ["RUNNER", "NOT_RUN", "expected", "isolate", "matches", "difference", "explain"]
@@ -56,11 +56,6 @@ def matches(case: Case, got, want) -> bool:
 def difference(got, want) -> str:
     """What differs, row by row."""
     return _describe(np.asarray(got), np.asarray(want))
-
-
-def _short(values, limit: int = 12) -> str:
-    values = list(values)
-    return str(values) if len(values) <= limit else str(values[:limit])[:-1] + f", ... ({len(values)} in all)]"
 
 
 def explain(case: Case, got, want, run) -> Check | None:

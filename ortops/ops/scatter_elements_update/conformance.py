@@ -3,7 +3,7 @@
 Oracles, and what is comparable
 -------------------------------
 * **reference**: :func:`ortops.reference.scatter_elements_update`, always. Integers compare
-  exactly, floats within :func:`~ortops.conformance.compare.tolerance`. A case whose inputs
+  exactly, floats within :func:`~ortops.arrays.tolerance`. A case whose inputs
   the spec rejects (mean on bool) agrees when both ortops and the reference raise OpError.
 * **expected**: a seed example's output, ONNX's backend test vectors, or a plain NumPy
   computation (real model), named by ``expected_from``.

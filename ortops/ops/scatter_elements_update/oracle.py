@@ -1,7 +1,7 @@
 """How OpenVINO's answer on a ScatterElementsUpdate case is judged (see
 :mod:`ortops.conformance.openvino_oracle`).
 
-* Computed floats compare with :func:`ortops.conformance.compare.tolerance`; with
+* Computed floats compare with :func:`ortops.arrays.tolerance`; with
   ``reduction="none"`` and several updates for one element, any of them is accepted.
 * A difference is explained when OpenVINO's answer equals a recomputation of the CPU plugin's
   known behaviour (truncating and element-type-accumulating integer mean, int32 arithmetic for
