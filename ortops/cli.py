@@ -297,11 +297,13 @@ def build_parser() -> argparse.ArgumentParser:
                "2 usage or environment error (bad option, --out is a file, a missing extra, too few cases).")
     parser.add_argument("--version", action="version", version=_versions())
     commands = parser.add_subparsers(dest="command", required=True)
+    from . import ops
+
     conf = commands.add_parser(
         "conformance", help="run the conformance cases and write a report",
         epilog="Exit status: 0 no case unexplained, 1 some case unexplained, 2 usage or environment error.")
     conf.add_argument("--out", default="ortops-report", help="report directory (default: ./ortops-report)")
-    conf.add_argument("--ops", nargs="+", choices=["TopK", "ScatterElementsUpdate", "ArgMax"],
+    conf.add_argument("--ops", nargs="+", choices=[op.op_type for op in ops.OPS],
                       help="only these ops (default: all)")
     conf.add_argument("--sources", nargs="+", choices=["seed-example", "onnx-backend-test", "generated", "real-model"],
                       help="only cases from these sources (default: all)")

@@ -21,13 +21,10 @@ __all__ = [
     "from_onnx",
     "from_name",
     "bridge_code",
-    "INDEX_ELEMENT_TYPES",
     "CARRIED_TYPES",
     "names",
     "onnx_name",
-    "numpy_to_onnx",
     "wrap",
-    "holds",
 ]
 
 
@@ -64,9 +61,6 @@ ELEMENT_TYPES: tuple[ElementType, ...] = (
     ElementType("bfloat16", None, TensorProto.BFLOAT16, None),
 )
 
-#: TopK's ``index_element_type`` attribute values and the dtypes of the indices they choose.
-INDEX_ELEMENT_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
-
 _BY_NAME = {t.name: t for t in ELEMENT_TYPES}
 _BY_ONNX = {t.onnx: t for t in ELEMENT_TYPES}
 _BY_NUMPY = {t.numpy: t for t in ELEMENT_TYPES if t.numpy is not None}
@@ -96,32 +90,12 @@ def onnx_name(elem_type: int) -> str:
     return TensorProto.DataType.Name(elem_type).lower() if elem_type else "unknown"
 
 
-def numpy_to_onnx(dtype) -> int:
-    """The ``onnx.TensorProto`` element type of a NumPy dtype (also ml_dtypes' bfloat16)."""
-    dtype = np.dtype(dtype)
-    row = _BY_NUMPY.get(dtype)
-    if row is not None:
-        return row.onnx
-    if dtype.name == "bfloat16":
-        return TensorProto.BFLOAT16
-    raise KeyError(f"ortops has no ONNX type for dtype {dtype}")
-
-
 def wrap(value: int, dtype) -> int:
     """The integer ``value`` wrapped around into ``dtype``'s range, as C++ arithmetic in that
     type does (two's complement for signed types)."""
     info = np.iinfo(dtype)
     span = int(info.max) - int(info.min) + 1
     return (int(value) - int(info.min)) % span + int(info.min)
-
-
-def holds(wide: ElementType, narrow: ElementType) -> bool:
-    """Whether every value of the integer type ``narrow`` is a value of the integer type ``wide``
-    (so a ``Cast`` from ``narrow`` to ``wide`` is exact); False when either is not an integer type."""
-    if narrow not in INTEGER_TYPES or wide not in INTEGER_TYPES:
-        return False
-    small, large = np.iinfo(narrow.numpy), np.iinfo(wide.numpy)
-    return int(large.min) <= int(small.min) and int(small.max) <= int(large.max)
 
 
 def from_name(name: str) -> ElementType:

@@ -181,3 +181,12 @@ def check_nodes(model: onnx.ModelProto) -> None:
         for node in graph.node:
             if not any(attr.ref_attr_name for attr in node.attribute):
                 check_node(node)
+
+
+def attribute(node: onnx.NodeProto, name: str, default=None):
+    """The value of the node's attribute ``name`` (strings decoded), or ``default``."""
+    for attr in node.attribute:
+        if attr.name == name:
+            value = helper.get_attribute_value(attr)
+            return value.decode() if isinstance(value, bytes) else value
+    return default

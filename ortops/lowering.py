@@ -40,9 +40,8 @@ The routing, per node::
 from __future__ import annotations
 
 import copy
-import importlib
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, NamedTuple, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 import onnx
@@ -234,8 +233,28 @@ class Builder:
         return outputs if len(out_types) > 1 else [outputs]
 
 
-def _module(op: OpSpec):
-    return importlib.import_module(op.lowering) if op.lowering else None
+@runtime_checkable
+class Lowering(Protocol):
+    """An op's exact composition of standard ONNX ops (``ortops/ops/<op>/lowering.py``, reached
+    through :attr:`OpSpec.lowering`). Optional: ``runtime_facts()``, the facts it probes, and
+    ``CONSTANT_INPUTS``, the inputs it needs constant."""
+
+    def prepare(self, site: Site) -> int:
+        """The default-domain opset it needs; raises NotLowerable for a node it cannot lower."""
+
+    def checks(self, b: Builder, site: Site) -> list[tuple[str, str]]:
+        """(boolean tensor, reason) per check of the node's inputs."""
+
+    def hazards(self, b: Builder, site: Site) -> list[str]:
+        """Boolean tensors, all true when :meth:`fast` is exact."""
+
+    def fast(self, b: Builder, site: Site) -> list[str]: ...
+
+    def exact(self, b: Builder, site: Site) -> list[str]: ...
+
+
+def _module(op: OpSpec) -> Lowering | None:
+    return op.lowering() if op.lowering else None
 
 
 def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool] | None = None,

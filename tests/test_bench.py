@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from ortops import bench
+from ortops.bench import calls
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +93,7 @@ def test_plot_is_skipped_without_matplotlib(tmp_path, monkeypatch):
 
 
 def test_identity_pyop_returns_its_input():
-    session = bench.calls.identity_session()
+    session = calls.identity_session()
     x = np.arange(8, dtype=np.float32).reshape(1, 8)
     (y,) = session.run(None, {"data": x})
     np.testing.assert_array_equal(y, x)

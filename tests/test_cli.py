@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from ortops import cli
-from ortops.conformance import openvino_oracle, real_model, runner
+from ortops import real_model
+from ortops.conformance import openvino_oracle, runner
 
 
 def _conformance(*args: str) -> int:

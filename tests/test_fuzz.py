@@ -6,7 +6,7 @@ or negative k, indices out of range). Every outcome must be either
 
 * the reference's answer: exact for TopK and ArgMax (the sign of a zero included), exact for
   ScatterElementsUpdate ``none``/``min``/``max`` and integer reductions, within
-  ``ortops.conformance.compare.tolerance`` for float32/float64 ``sum``/``prod``/``mean``; or
+  ``ortops.arrays.tolerance`` for float32/float64 ``sum``/``prod``/``mean``; or
 * an :class:`ortops.OpError` - at session creation exactly when the attributes are invalid
   (``OpDef.parse_attributes`` refuses them), and at run time only when the reference raises
   OpError for the same inputs.
@@ -237,7 +237,7 @@ def _exact(g, w):
 
 
 def _close(dtype):
-    from ortops.conformance.compare import tolerance
+    from ortops.arrays import tolerance
 
     rtol, atol = tolerance(dtype)
 
@@ -615,6 +615,11 @@ def fuzz_control_flow(fuzz, examples, seed):
     @example(drawn=("scan", np.float32, valid, rows, [2, 9], True))
     @example(drawn=("loop", np.float32, valid, rows[0], [2, 1], True))
     @example(drawn=("scan, reduced", np.int32, valid, rows.astype(np.int32), [2, 1], True))
+    # A bad k at run time in every other container (bad axes fail at load where the rank is known).
+    @example(drawn=("if", np.float32, valid, rows[0], [9], True))
+    @example(drawn=("function", np.float32, valid, rows[0], [9], True))
+    @example(drawn=("function, mode from the caller", np.float32, valid, rows[0], [0], True))
+    @example(drawn=("if in a loop", np.float32, valid, rows[0], [2, 9], True))
     def run(drawn):
         container, dtype, attrs, data, ks, cond = drawn
         model = model_for(container, dtype, attrs)

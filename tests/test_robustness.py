@@ -20,7 +20,7 @@ from onnx import TensorProto, helper
 
 import ortops
 from ortops import bridge, builder, reference
-from ortops.conformance.compare import tolerance
+from ortops.arrays import tolerance
 from ortops.ops import NCNN_DOMAIN, OPENVINO_DOMAIN
 
 from helpers import (BF, BOOL, D, F, H, HOSTILE_INPUTS, I32, I64, THREADS, arg_max_model, assert_same,

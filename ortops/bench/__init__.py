@@ -74,7 +74,7 @@ import platform
 import sys
 import time
 
-from . import calls, creation, memory
+from . import creation
 from .cases import BUILT_INS, CONFIGS, OPS, Config, matrix
 from .memory import run_memory
 from .plot import descriptions, plot_scaling, run_scaling
@@ -82,11 +82,6 @@ from .report import jsonable, machine, print_tables, row_json, version
 from .timing import Row, judge, run_case
 
 __all__ = ["main", "build_parser", "Config", "CONFIGS", "OPS", "BUILT_INS"]
-
-# The names these had when the benchmark was one module.
-_plot_scaling = plot_scaling
-_identity_session = calls.identity_session
-_memory_child = memory.memory_child
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -57,6 +57,23 @@ def plain_session(model):
     import onnxruntime as ort
 
     return ort.InferenceSession(model.SerializeToString(), timed_options(), providers=["CPUExecutionProvider"])
+
+
+def ortops_session(model, path: str = "auto"):
+    """An :class:`ortops.InferenceSession` on ``path``, timed options (:func:`timed_options`)."""
+    import ortops
+
+    return ortops.InferenceSession(model, timed_options(), path=path)
+
+
+class Sessions(NamedTuple):
+    """The timed sessions an op's bench ``call`` makes: ``plain(model)``, ``ortops(model)``."""
+
+    plain: Callable
+    ortops: Callable
+
+
+SESSIONS = Sessions(plain_session, ortops_session)
 
 
 def _identity(x):
@@ -138,7 +155,7 @@ def make_call(op: str, impl: str, p: dict, feed: dict[str, np.ndarray]) -> Calla
             return lambda: session.run(None, data)
     if impl in PATHS:
         return _path_call(op, PATHS[impl], p, feed)
-    call = op_bench(op).call(impl, p, feed)
+    call = op_bench(op).call(impl, p, feed, SESSIONS)
     if call is None:
         raise ValueError(f"no implementation {impl!r} for {op}")
     return call
@@ -153,7 +170,7 @@ def _path_call(op: str, path: str, p: dict, feed: dict[str, np.ndarray]) -> Call
     if path == "standalone":
         session = plain_session(ortops.lower(model, fallback="none").model)
     else:
-        session = ortops.InferenceSession(model, timed_options(), path=path)
+        session = ortops_session(model, path)
     return lambda: session.run(None, inputs)
 
 

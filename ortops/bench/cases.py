@@ -3,22 +3,47 @@ in ``ortops/ops/<op>/bench.py``)."""
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass, field
-from types import ModuleType
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, runtime_checkable
+
+import numpy as np
 
 from ..ops import OPS as _SPECS
 from ..ops import by_name
+from ..timed_cases import Case, Target, dims
 
-__all__ = ["OPS", "BUILT_INS", "Config", "CONFIGS", "Target", "Case", "dims", "op_bench", "matrix", "elements"]
+__all__ = ["OPS", "BUILT_INS", "Config", "CONFIGS", "Target", "Case", "OpBench", "dims", "op_bench", "matrix",
+           "elements"]
 
 #: The ops the benchmark times.
 OPS = tuple(op.op_type for op in _SPECS)
 
 
-def op_bench(op: str) -> ModuleType:
-    """The benchmark module of ``op`` (``ortops/ops/<op>/bench.py``)."""
-    return importlib.import_module(by_name(op).bench)
+@runtime_checkable
+class OpBench(Protocol):
+    """What ``ortops bench`` times for an op (``ortops/ops/<op>/bench.py``): ``p`` is a case's
+    parameters (a dict); ``sessions`` has ``plain(model)`` and ``ortops(model)``, the timed
+    sessions (:data:`ortops.bench.calls.SESSIONS`)."""
+
+    BUILT_IN: str  # what the ``built-in`` row runs
+    SCALING: str  # the scaling series
+    REFERENCE_LIMITS: dict[str, int]  # mode -> the largest input the NumPy reference runs on
+    TINY: dict  # the per-call overhead case
+
+    def name(self, p: dict) -> str: ...
+    def elements(self, p: dict) -> int: ...
+    def inputs(self, p: dict, rng: np.random.Generator) -> dict[str, np.ndarray]: ...
+    def cases(self, tiny: bool, have_openvino: bool, reference: Callable) -> list[Case]: ...
+    def call(self, impl: str, p: dict, feed: dict, sessions: Any) -> Callable[[], Any] | None: ...
+    def ortops_model(self, p: dict) -> Any: ...
+    def ortops_feed(self, p: dict, feed: dict) -> dict: ...
+    def scaling_params(self, n: int) -> dict: ...
+    def memory_params(self, tiny: bool) -> dict: ...
+
+
+def op_bench(op: str) -> OpBench:
+    """The benchmark cases of ``op`` (``ortops/ops/<op>/bench.py``)."""
+    return by_name(op).bench()
 
 
 #: What the ``built-in`` row of each op runs (a plain onnxruntime session).
@@ -59,38 +84,6 @@ CONFIGS = {
                     scaling_sizes=(1_000, 10_000), scaling_rounds=2, reference_limits=_limits("smoke"),
                     memory_runs=1, case_seconds=0.0, tiny_matrix=True),
 }
-
-
-@dataclass(frozen=True)
-class Target:
-    """A goal shown on one row: ``median(row) / median(against) <= limit``."""
-
-    text: str
-    against: tuple[str, str]  # (case id, implementation) of the denominator
-    limit: float
-    speedup: bool = False  # show as "N× faster" (limit < 1)
-
-
-@dataclass
-class Case:
-    op: str
-    name: str
-    params: dict
-    impls: tuple[str, ...]
-    load_average: float | None = None  # 1-minute load average when the case started
-    seconds: float | None = None  # how long the case took, set-up included
-    targets: dict[str, list[Target]] = field(default_factory=dict)  # implementation -> targets
-    baselines: dict[str, str] = field(default_factory=dict)  # implementation -> its ratio's denominator
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def id(self) -> str:
-        return f"{self.op} {self.name}"
-
-
-def dims(shape) -> str:
-    """``[2, 3]``: a shape in case names."""
-    return "[" + ", ".join(str(d) for d in shape) + "]"
 
 
 def elements(op: str, p: dict) -> int:

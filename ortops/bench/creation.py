@@ -134,7 +134,7 @@ def run_in_model(config, rounds: int) -> list[dict]:
     """Interleaved timings of the recogniser with the appended ops on every path; [] without
     the ``ocr`` extra."""
     from .. import ocr
-    from ..conformance import real_model
+    from .. import real_model
 
     if not real_model.available():
         return []

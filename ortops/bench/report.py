@@ -7,19 +7,9 @@ import os
 import pathlib
 import platform
 
-import numpy as np
+from ..arrays import jsonable
 
 __all__ = ["jsonable", "version", "machine", "print_tables", "row_json"]
-
-
-def jsonable(value):
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def version(dist: str) -> str | None:

@@ -25,22 +25,22 @@ it, the output difference is explained, naming that node.
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import onnx
 
 from .. import divergences
 from ..ops import DOMAINS, OPS
-from .findings import Audit, Capture, Finding
+from ..verdicts import Audit, Capture, Finding
 from .model import AuditedNode, node_label
 from .outputs import compare_arrays
 
 __all__ = [
     "Graph",
     "NodeResult",
+    "OpAudits",
     "audit_nodes",
     "audited_nodes",
     "explain_failure",
@@ -48,6 +48,15 @@ __all__ = [
     "reason_for",
     "registry",
 ]
+
+
+@runtime_checkable
+class OpAudits(Protocol):
+    """An op folder's audits: ``(domain, op_type)`` (``""`` for standard ONNX ops) -> how that
+    op type is audited, for the op's own node and the standard nodes of its family."""
+
+    AUDITS: Mapping[tuple[str, str], Audit]
+
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -61,13 +70,9 @@ def registry() -> dict[tuple[str, str], Audit]:
     """``(domain, op_type)`` -> :class:`Audit`, from the ``audit.py`` of every op folder of ``OPS``
     (the folder is the package of the op's reference); ortops ops without one are still audited."""
     audits: dict[tuple[str, str], Audit] = {}
-    for op in OPS:
-        package = op.reference.module.rsplit(".", 1)[0]
-        try:
-            module = importlib.import_module(f"{package}.audit")
-        except ModuleNotFoundError:
-            module = None
-        audits.update(getattr(module, "AUDITS", {}))
+    for op in OPS:  # each op's audits: OpAudits
+        if op.audit:
+            audits.update(op.audit().AUDITS)
         audits.setdefault((op.domain, op.op_type), Audit(_no_audit))
     return audits
 

@@ -17,7 +17,6 @@ Run as ``python -m ortops.conformance.isolated``: the child's loop (:func:`_serv
 
 from __future__ import annotations
 
-import importlib
 import os
 import pickle
 import select
@@ -27,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 __all__ = ["Outcome", "Worker", "call_once"]
@@ -110,15 +110,16 @@ class Worker:
         self._stderr.seek(0, os.SEEK_END)
         return text[-2000:]
 
-    def call(self, module: str, function: str, *args, **kwargs) -> Outcome:
-        """``module.function(*args, **kwargs)`` in the child; never raises for what the child does."""
+    def call(self, function: Callable, *args, **kwargs) -> Outcome:
+        """``function(*args, **kwargs)`` in the child (``function`` is pickled by its module and
+        name); never raises for what the child does."""
         if self._process is not None and self._process.poll() is not None:  # died between calls
             self._close_files(self._process)
             self._process = None
         process = self._process or self._start()
         self._stderr.seek(0, os.SEEK_END)
         offset = self._stderr.tell()
-        message = pickle.dumps((module, function, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        message = pickle.dumps((function, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             process.stdin.write(_HEADER.pack(len(message)) + message)
             process.stdin.flush()
@@ -179,10 +180,10 @@ class Worker:
         self.close()
 
 
-def call_once(module: str, function: str, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Outcome:
-    """``module.function(*args, **kwargs)`` in a child process of its own, ended afterwards."""
+def call_once(function: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Outcome:
+    """``function(*args, **kwargs)`` in a child process of its own, ended afterwards."""
     with Worker(timeout) as worker:
-        return worker.call(module, function, *args, **kwargs)
+        return worker.call(function, *args, **kwargs)
 
 
 # --- the child -----------------------------------------------------------------------------------
@@ -197,9 +198,9 @@ def _serve() -> None:
         header = requests.read(_HEADER.size)
         if len(header) < _HEADER.size:
             return
-        module, function, args, kwargs = pickle.loads(requests.read(_HEADER.unpack(header)[0]))
         try:
-            answer = ("ok", getattr(importlib.import_module(module), function)(*args, **kwargs))
+            function, args, kwargs = pickle.loads(requests.read(_HEADER.unpack(header)[0]))
+            answer = ("ok", function(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - the parent reports it as this call's outcome
             answer = ("error", f"{type(exc).__name__}: {exc}")
         message = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)

@@ -29,17 +29,17 @@ which become initializers.
 
 from __future__ import annotations
 
-import importlib
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from ..arrays import bitwise_same, describe_difference, short
 from .. import dtypes, runtime
 from ..errors import OpError
 from ..ops import by_name
 from .cases import Case, Check
-from .sessions import session_options
+from ..sessions import session_options
 
 __all__ = ["ORACLES", "GUARDED", "SESSION", "STANDALONE", "OPENVINO", "judge_paths", "judge_openvino"]
 
@@ -54,7 +54,7 @@ def _model(case: Case) -> onnx.ModelProto:
     from ..builder import IR_VERSION, register_schemas
 
     op = by_name(case.op)
-    module = importlib.import_module(op.lowering)
+    module = op.lowering()
     constant = set(getattr(module, "CONSTANT_INPUTS", ()))
     inputs, initializers = [], []
     for role in op.inputs:
@@ -62,7 +62,7 @@ def _model(case: Case) -> onnx.ModelProto:
         if role in constant:
             initializers.append(numpy_helper.from_array(value, role))
         else:
-            inputs.append(helper.make_tensor_value_info(role, dtypes.numpy_to_onnx(value.dtype), list(value.shape)))
+            inputs.append(helper.make_tensor_value_info(role, helper.np_dtype_to_tensor_dtype(value.dtype), list(value.shape)))
     node = helper.make_node(op.op_type, list(op.inputs), list(op.outputs), domain=op.domain, name=f"{case.op}_case",
                             **case.attrs)
     outputs = [helper.make_tensor_value_info(name, 0, None) for name in op.outputs]
@@ -108,14 +108,7 @@ def _identical(got, want) -> str:
     got, want = np.asarray(got), np.asarray(want)
     if got.dtype != want.dtype or got.shape != want.shape:
         return f"dtype/shape {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
-    if want.dtype.kind == "f":
-        same = (np.isnan(got) & np.isnan(want)) | ((got == want) & (np.signbit(got) == np.signbit(want)))
-    else:
-        same = got == want
-    if same.all():
-        return ""
-    first = tuple(int(i) for i in np.argwhere(~same)[0])
-    return f"{int((~same).sum())} of {got.size} differ, first at {first}: {got[first]!r} vs {want[first]!r}"
+    return "" if bitwise_same(got, want) else describe_difference("output", got, want, bitwise=True)
 
 
 def _reference(case: Case):
@@ -242,7 +235,7 @@ def judge_openvino(case: Case) -> list[Check]:
         return [Check(OPENVINO, "skipped", "no exact standard-ONNX composition", detail=compiled)]
     compiled, names = compiled
     want = _reference(case)
-    oracle = importlib.import_module(op.oracle)
+    oracle = op.oracle()
     try:
         result = compiled([case.inputs[name] for name in names])
         got = [np.asarray(result[output]) for output in compiled.outputs]
@@ -275,6 +268,4 @@ def _as_openvino(check: Check) -> Check:
 
 
 def _short(arrays) -> str:
-    from .openvino_oracle import short
-
     return short(arrays)[:300]

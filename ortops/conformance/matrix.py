@@ -24,9 +24,10 @@ from typing import Sequence
 
 from .. import divergences
 from ..reporting.document import STATUSES
-from .cases import STATUSES as SEVERITY
-from .cases import Case, Check, Result, combine, oracle_family
-from .compare import has_nan
+from ..verdicts import STATUSES as SEVERITY
+from ..verdicts import Case, Check
+from .cases import Result, combine
+from ..arrays import has_nan
 from .runner import suite
 
 __all__ = ["ROWS", "COLUMNS", "RUNTIME_COLUMNS", "SPEC_COLUMNS", "Cell", "case_topics", "row_topics", "matrix"]
@@ -35,7 +36,7 @@ __all__ = ["ROWS", "COLUMNS", "RUNTIME_COLUMNS", "SPEC_COLUMNS", "Cell", "case_t
 #: added when a case of the run hits them.
 ROWS = divergences.MATRIX_ROWS
 COLUMNS = ("ONNX spec", "ORT built-in", "OpenVINO spec", "OpenVINO runtime", "ncnn", "ortops")
-#: runtime column -> the oracle families it combines (:func:`ortops.conformance.cases.oracle_family`).
+#: runtime column -> the oracle families it combines (:attr:`ortops.verdicts.Check.family`).
 RUNTIME_COLUMNS = {"ORT built-in": ("onnxruntime",), "OpenVINO runtime": ("openvino",),
                    "ortops": ("reference", "ortops")}
 SPEC_COLUMNS = {"ONNX spec": "onnx_spec", "OpenVINO spec": "openvino_spec", "ncnn": "ncnn"}
@@ -116,7 +117,7 @@ def _cell(topic: str, results: Sequence[Result], families: tuple[str, ...]) -> C
     cell = Cell(cases=len(results))
     reasons: Counter = Counter()
     for r in results:
-        checks = [c for c in r.checks if oracle_family(c.oracle) in families]
+        checks = [c for c in r.checks if c.family in families]
         if not checks:
             continue
         status = _verdict(checks, families)
@@ -148,7 +149,7 @@ def matrix(results: Sequence[Result]) -> dict[str, dict[str, Cell | str]]:
             by_topic[topic].append(r)
     known = [t.key for t in divergences.TOPICS]
     rows = list(ROWS) + [t for t in known if t in by_topic and t not in ROWS]
-    ncnn_ran = any(oracle_family(c.oracle) == "ncnn" for r in results for c in r.checks)
+    ncnn_ran = any(c.family == "ncnn" for r in results for c in r.checks)
     table = {}
     for topic in rows:
         row = divergences.topic(topic)
@@ -161,7 +162,7 @@ def matrix(results: Sequence[Result]) -> dict[str, dict[str, Cell | str]]:
                 cells[column] = getattr(row, SPEC_COLUMNS[column]) or "not a spec question"
             else:
                 cells[column] = _cell(topic, by_topic.get(topic, []), RUNTIME_COLUMNS[column])
-                if column == "OpenVINO runtime" and not any(oracle_family(c.oracle) == "openvino"
+                if column == "OpenVINO runtime" and not any(c.family == "openvino"
                                                             for r in results for c in r.checks):
                     cells[column].note = "add --oracle openvino"
         table[topic] = cells

@@ -30,15 +30,14 @@ from __future__ import annotations
 
 import atexit
 import functools
-import importlib
-from types import ModuleType
 
 import numpy as np
 
 from .. import divergences
 from ..errors import OpError
 from ..ops import by_name
-from .cases import Case, Check
+from ..verdicts import Case, Check
+from .contracts import NcnnJudge
 from .isolated import Outcome, Worker, call_once
 
 __all__ = ["ORACLE", "judge_ncnn", "unavailable", "check", "short", "run_ncnn", "close", "version"]
@@ -86,9 +85,9 @@ def short(arrays) -> str:
         return "; ".join(np.array2string(np.asarray(a), separator=",").replace("\n", "") for a in arrays)
 
 
-def _op_oracle(case: Case) -> ModuleType | None:
-    module = getattr(by_name(case.op), "ncnn", "")
-    return importlib.import_module(module) if module else None
+def _op_oracle(case: Case) -> NcnnJudge | None:
+    op = by_name(case.op)
+    return op.ncnn() if op.ncnn else None
 
 
 def close() -> None:
@@ -107,13 +106,12 @@ def run_ncnn(case: Case, inputs: dict | None = None, *, fresh: bool = False) -> 
     long-lived one, or (``fresh``) one of its own."""
     global _worker
     oracle = _op_oracle(case)
-    module, function = oracle.RUNNER
     args = [(inputs or case.inputs)[name] for name in by_name(case.op).inputs]
     if fresh:
-        return call_once(module, function, *args, **case.attrs)
+        return call_once(oracle.RUNNER, *args, **case.attrs)
     if _worker is None:
         _worker = Worker()
-    return _worker.call(module, function, *args, **case.attrs)
+    return _worker.call(oracle.RUNNER, *args, **case.attrs)
 
 
 def _reason(topic: str, op: str, fallback: str) -> str:

@@ -9,7 +9,7 @@ ortops equals the reference).
 How a case is judged
 --------------------
 * Integers and selections compare exactly; computed floats (ScatterElementsUpdate sum, prod,
-  mean) with :func:`ortops.conformance.compare.tolerance`.
+  mean) with :func:`ortops.arrays.tolerance`.
 * TopK with ``stable=0`` or ``sort="none"``: any valid top-k is accepted (the same multiset of
   values per slice, distinct indices pointing at their values, and the order ``sort`` asks for).
   ScatterElementsUpdate ``reduction="none"`` with several updates for one element: any of
@@ -45,22 +45,22 @@ difference.
 """
 
 from __future__ import annotations
-from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import divergences
 from ..errors import OpError
 from ..ops import by_name
-from .cases import Case, Check
-from .compare import describe_difference, same, tolerance
+from ..arrays import first_difference, order_ranks, same, short
+from ..interop.openvino import to_work
+from ..verdicts import Case, Check
+from .contracts import OpenVinoJudge
 
-__all__ = ["ORACLE", "TOPICS", "judge_openvino", "topic_of", "available", "check", "structured_difference",
-           "run_openvino", "short", "close", "order_ranks", "message",
-           "to_work", "nan_evidence", "difference"]
+__all__ = ["ORACLE", "TOPICS", "TOOLS", "judge_openvino", "topic_of", "available", "check", "structured_difference",
+           "run_openvino", "message", "nan_evidence"]
 
 ORACLE = "openvino"
 
@@ -90,7 +90,7 @@ def check(status: str, topic: str | None, reason: str = "", detail: str = "", di
 def structured_difference(case: Case, got, want):
     """The first output where OpenVINO's answer (``got``) and ortops' (``want``) differ, as a
     :class:`ortops.reporting.Difference` (outputs named as in the op's spec)."""
-    from ..reporting.difference import Difference
+    from ..verdicts import Difference
 
     pairs = list(zip(by_name(case.op).outputs, got, want))
     for name, g, w in pairs:
@@ -111,9 +111,9 @@ def available() -> bool:
     return True
 
 
-def _op_oracle(case: Case) -> ModuleType:
+def _op_oracle(case: Case) -> OpenVinoJudge:
     """The judging module of the case's op (``ortops/ops/<op>/oracle.py``)."""
-    return importlib.import_module(by_name(case.op).oracle)
+    return by_name(case.op).oracle()
 
 
 def _run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
@@ -128,57 +128,6 @@ def _run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
 def run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
     """The case's model run in OpenVINO on ``inputs`` (default: the case's), outputs in order."""
     return _run_openvino(case, inputs)
-
-
-def short(arrays) -> str:
-    """A short printout of a few arrays, for a check's detail."""
-    with np.printoptions(threshold=12, edgeitems=3, linewidth=1000):
-        return "; ".join(np.array2string(np.asarray(a), separator=",").replace("\n", "") for a in arrays)
-
-
-def close(got: np.ndarray, want: np.ndarray, dtype) -> bool:
-    """Exactly equal, or (computed floats) within the tolerance of ``dtype``; NaN equals NaN."""
-    got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape:
-        return False
-    if same(got, want):
-        return True
-    rtol, atol = tolerance(dtype)
-    if got.dtype.kind != "f" or not (rtol or atol):
-        return False
-    if got.dtype != want.dtype or got.dtype.itemsize < 4:
-        got, want = got.astype(np.float64), want.astype(np.float64)
-    return bool(np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
-
-
-def difference(case: Case, got, want) -> str:
-    """The first output that differs, described (outputs named as in the op's spec)."""
-    for name, g, w in zip(by_name(case.op).outputs, got, want):
-        if not same(g, w):
-            return describe_difference(name, g, w)
-    return "no difference"
-
-
-def to_work(array: np.ndarray, work) -> np.ndarray:
-    """``array`` converted to ``work`` as OpenVINO's CPU plugin converts its inputs: integers
-    wrap to their low bits; float64 -> float32 saturates (+-inf and values beyond float32's
-    range become +-3.4028235e38; measured), NaN stays NaN."""
-    work = np.dtype(work)
-    with np.errstate(all="ignore"):
-        if array.dtype.kind == "f" and work.kind == "f" and work.itemsize < array.dtype.itemsize:
-            big = np.finfo(work).max
-            return np.where(np.isnan(array), array, np.clip(array, -big, big)).astype(work)
-        return array.astype(work)
-
-
-def order_ranks(data: np.ndarray) -> np.ndarray:
-    """``data`` replaced by its ranks in ortops' total order (-inf < ... < +inf < NaN; -0.0 ==
-    +0.0; all NaNs equal), as the same dtype: an input without NaN or inf on which ortops
-    selects and orders exactly as on ``data``."""
-    keys = np.where(np.isnan(data), np.inf, data)
-    unique, ranks = np.unique(keys, return_inverse=True)
-    ranks = np.where(np.isnan(data), len(unique), ranks.reshape(data.shape))  # NaN above everything
-    return ranks.astype(data.dtype)
 
 
 def nan_evidence(case: Case, fallback=None) -> str | None:
@@ -211,20 +160,20 @@ def message(exc: Exception) -> str:
 
 
 def _explain(case: Case, got, want) -> Check:
-    explained = _op_oracle(case).explain(case, got, want)
+    explained = _op_oracle(case).explain(case, got, want, TOOLS)
     if explained is not None:
         if explained.difference is None:
             explained.difference = structured_difference(case, got, want)
         return explained
     return check("unexplained", None, "OpenVINO and ortops differ and no known behaviour accounts for it",
-                 f"{difference(case, got, want)}; OpenVINO: {short(got)}; ortops: {short(want)}",
+                 f"{first_difference(by_name(case.op).outputs, got, want)}; OpenVINO: {short(got)}; ortops: {short(want)}",
                  difference=structured_difference(case, got, want))
 
 
 def _judge_error(case: Case, error: OpError) -> Check:
     topic = divergences.ERROR_TOPICS.get(error.kind, "invalid-input")
     oracle = _op_oracle(case)
-    from ..reporting.difference import Difference
+    from ..verdicts import Difference
 
     ours = f"OpError ({error.kind}): {error.detail}"
     if not getattr(oracle, "RUN_INVALID", True):
@@ -237,6 +186,16 @@ def _judge_error(case: Case, error: OpError) -> Check:
                      Difference.outcome("ortops", ours, ORACLE, f"rejects: {message(exc)}"))
     return check("explained", topic, _ERROR_RETURNED, f"ortops: {error}; OpenVINO returns {short(got)}",
                  Difference.outcome("ortops", ours, ORACLE, f"returns {short(got)}"))
+
+
+class Tools(NamedTuple):
+    """What an op's ``explain`` may call back to (:class:`ortops.conformance.contracts.OpenVinoTools`)."""
+
+    run_openvino: Callable[..., list[np.ndarray]]
+    nan_evidence: Callable[..., str | None]
+
+
+TOOLS = Tools(run_openvino, nan_evidence)
 
 
 # --- the judge ---------------------------------------------------------------------------------------

@@ -32,10 +32,11 @@ import numpy as np
 
 from .. import reporting
 from ..reporting import Cell, Document, Grid, Heading, PairSummary, Paragraph, Table, TopicCount
-from ..reporting.difference import jsonable, preview
+from ..arrays import jsonable, preview
 from . import matrix
 from ..reporting.document import STATUSES as SHOWN
-from .cases import SOURCES, STATUSES, Check, Result, combine, oracle_family
+from ..verdicts import SOURCES, STATUSES, Check
+from .cases import Result, combine
 from .lowering import OPENVINO as OPENVINO_PATH
 
 __all__ = ["summary", "write_reports", "print_summary", "pair_summaries", "pair_of", "PAIRS", "document",
@@ -66,7 +67,7 @@ def summary(results: Sequence[Result]) -> dict[str, int]:
 def pair_of(check: Check, result: Result) -> str:
     """The runtime pair (one of :data:`PAIRS`) a check belongs to: its oracle family; a check
     against outputs written by someone else by the case's source."""
-    family = oracle_family(check.oracle)
+    family = check.family
     if family in ("reference", "ortops"):
         return PAIRS[0]
     if family == "onnxruntime":

@@ -22,7 +22,6 @@ judged case.
 
 from __future__ import annotations
 
-import importlib
 import json
 import pathlib
 from typing import Any
@@ -32,7 +31,8 @@ import onnx
 
 from ..errors import OpError
 from ..ops import by_name
-from ..reporting.difference import Difference, jsonable, preview
+from ..arrays import jsonable, preview
+from ..verdicts import Difference
 from .cases import Case, Check, Result
 from .runner import suite
 
@@ -50,13 +50,13 @@ def model_of(case: Case) -> onnx.ModelProto:
         found = module.case_model(case)
         if found is not None:
             return found
-    return importlib.import_module(by_name(case.op).oracle).model(case)
+    return by_name(case.op).oracle().model(case)
 
 
 def expected_outputs(case: Case) -> dict[str, np.ndarray] | OpError:
     """ortops' expected answer on ``case`` (the spec's reference), by output name, or the
     OpError the spec's checks raise."""
-    oracle = importlib.import_module(by_name(case.op).oracle)
+    oracle = by_name(case.op).oracle()
     try:
         outputs = oracle.expected(case.inputs, case.attrs)
     except OpError as exc:
@@ -93,6 +93,7 @@ def save(result: Result, out_dir: pathlib.Path) -> pathlib.Path:
     data = {
         "name": case.name, "op": case.op, "source": case.source, "dtype": case.dtype,
         "attributes": jsonable(case.attrs), "expected_from": case.expected_from,
+        "expected_family": case.expected_family,
         "onnx_versions": list(case.onnx_versions), "details": jsonable(case.details),
         "files": {"model": f"{case.name}.onnx", "inputs": f"{case.name}.inputs.npz",
                   "expected": f"{case.name}.expected.npz"},
@@ -121,6 +122,7 @@ def load(directory: pathlib.Path, name: str) -> tuple[Case, dict[str, Any]]:
         expected = {k.split(".", 1)[1]: npz[k] for k in npz.files if k.startswith("expected.")}
     case = Case(meta["name"], meta["op"], meta["source"], inputs, dict(meta["attributes"]),
                 expected=expected or None, expected_from=meta["expected_from"],
+                expected_family=meta.get("expected_family", "expected"),
                 onnx_versions=tuple(meta["onnx_versions"]), details=meta["details"])
     return case, meta
 

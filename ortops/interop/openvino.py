@@ -78,6 +78,7 @@ __all__ = [
     "INSTALL_HINT",
     "DEFAULT_CONFIG",
     "require_openvino",
+    "to_work",
     "attributes",
     "extensions",
     "add_extensions",
@@ -324,3 +325,15 @@ def clear_cache() -> None:
 def output_names(model) -> Sequence[str]:
     """Names of the outputs of ``model`` as OpenVINO sees them (same order as :func:`run`)."""
     return [o.get_any_name() for o in compile_model(model).outputs]
+
+
+def to_work(array: np.ndarray, work) -> np.ndarray:
+    """``array`` converted to ``work`` as OpenVINO's CPU plugin converts its inputs: integers
+    wrap to their low bits; float64 -> float32 saturates (+-inf and values beyond float32's
+    range become +-3.4028235e38; measured), NaN stays NaN."""
+    work = np.dtype(work)
+    with np.errstate(all="ignore"):
+        if array.dtype.kind == "f" and work.kind == "f" and work.itemsize < array.dtype.itemsize:
+            big = np.finfo(work).max
+            return np.where(np.isnan(array), array, np.clip(array, -big, big)).astype(work)
+        return array.astype(work)

@@ -11,6 +11,6 @@ def __getattr__(name: str):
     from ..ops import OPS
 
     for op in OPS:
-        if op.kernel is not None and op.kernel.name == name:
+        if op.kernel is not None and op.kernel.resolve().__name__ == name:
             return op.kernel.resolve()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import onnx
 
-__all__ = ["attr_value", "tensor_type", "input_dims", "constant_scalar"]
+__all__ = ["attr_value", "input_dims", "constant_scalar"]
 
 
 def attr_value(ctx, name, default):
@@ -13,19 +13,6 @@ def attr_value(ctx, name, default):
     if proto is None:
         return default
     return onnx.helper.get_attribute_value(proto)
-
-
-def tensor_type(elem_type: int, dims) -> onnx.TypeProto:
-    """A tensor TypeProto; ``dims`` None for an unknown rank, a None dim for an unknown size."""
-    t = onnx.TypeProto()
-    t.tensor_type.elem_type = elem_type
-    if dims is not None:
-        shape = t.tensor_type.shape
-        for d in dims:
-            dim = shape.dim.add()
-            if isinstance(d, int):
-                dim.dim_value = d
-    return t
 
 
 def input_dims(ctx, i):

@@ -10,9 +10,10 @@ layers (bridge, schemas, session, OpenVINO interop, conformance runner) loop ove
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
+
+import numpy as np
 
 from ..errors import OpError
 
@@ -24,7 +25,9 @@ __all__ = [
     "Variant",
     "Deferred",
     "OpSpec",
-    "OpDef",
+    "Divergence",
+    "OPENVINO_OBSERVED",
+    "NCNN_OBSERVED",
     "OPENVINO_DOMAIN",
     "NCNN_DOMAIN",
 ]
@@ -84,7 +87,7 @@ class TypeParam:
     ``private_types`` narrows the private bridge registrations (domain ``ortops._bridge``, what
     :func:`ortops.prepare_model` rewrites nodes to) to these types (``None``: every type the
     bridge carries). ``prepare_model`` casts an input of another type of ``types`` to the first
-    of them that holds all its values (:func:`ortops.dtypes.holds`): the op sees the same
+    of them that holds all its values (``np.can_cast(..., "safe")``): the op sees the same
     numbers, and fewer registrations make every session faster to create (ORT spends about
     10 us per registration at each session creation). Only for a parameter no output uses.
 
@@ -132,23 +135,46 @@ class Variant:
 
 
 class Deferred:
-    """A callable found by module and name on first use, so that a spec imports nothing heavy
-    and an op's layers can refer to each other without import cycles."""
+    """A callable that ``load()`` returns on first use: ``load`` is a small function in the op's
+    folder that imports the layer (a plain relative import), so that a spec imports nothing
+    heavy and the layers, which import the core that holds the spec, form no import cycle."""
 
-    def __init__(self, module: str, name: str):
-        self.module, self.name = module, name
+    def __init__(self, load: Callable[[], Callable]):
+        self.load = load
         self._target: Callable | None = None
 
     def resolve(self) -> Callable:
         if self._target is None:
-            self._target = getattr(importlib.import_module(self.module), self.name)
+            self._target = self.load()
         return self._target
 
     def __call__(self, *args, **kwargs):
         return self.resolve()(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"Deferred({self.module}:{self.name})"
+        return f"Deferred({self.load.__module__}.{self.load.__qualname__})"
+
+
+class Divergence(NamedTuple):
+    """One known divergence: a runtime's behaviour on a topic, and why it is not a bug of ortops.
+
+    ``op`` is an op type, or None for every op; ``runtime`` is ``"openvino"`` (the CPU plugin),
+    ``"openvino-onnx"`` (OpenVINO running standard ONNX ops through its ONNX frontend),
+    ``"onnxruntime"`` (its built-in ops), ``"onnx"`` (ONNX's own test vectors) or ``"ncnn"``;
+    ``observed_with`` names the versions it was seen with. The table of every row is
+    :data:`ortops.divergences.DIVERGENCES`.
+    """
+
+    topic: str
+    op: str | None
+    runtime: str
+    reason: str
+    observed_with: tuple[str, ...]
+
+
+#: The versions most rows were observed with.
+OPENVINO_OBSERVED = ("openvino 2026.4.1",)
+NCNN_OBSERVED = ("ncnn 1.0.20261020",)
 
 
 @dataclass(frozen=True)
@@ -180,24 +206,19 @@ class OpSpec:
         ``f(*inputs, **attributes)``.
     openvino : Deferred
         The OpenVINO ONNX-frontend converter, ``convert(node_context) -> outputs``.
-    conformance : str
-        The module of the op's conformance suite (``CASE_SOURCES``, ``judge``, ``topics``).
-    oracle : str
-        The module that judges OpenVINO's answer on the op's cases (``model``, ``expected``,
-        ``matches``, ``explain``).
-    bench : str
-        The module of the op's benchmark cases and implementations (see :mod:`ortops.bench`).
-    lowering : str
-        The module of the op's exact composition of standard ONNX ops (``prepare``, ``checks``,
-        ``hazards``, ``fast``, ``exact``; see :mod:`ortops.lowering`); empty: no lowering.
+    lowering, conformance, oracle, ncnn, bench, audit : callable or None
+        Each returns the op's layer that a shared layer or tool needs, imported on first call
+        (a function of the op's ``spec.py``); each tool layer states what it needs as a
+        ``typing.Protocol``: the lowering (:class:`ortops.lowering.Lowering`), the conformance
+        suite, OpenVINO and ncnn judges (:mod:`ortops.conformance.contracts`), the bench cases
+        (:class:`ortops.bench.cases.OpBench`), the node audits
+        (:class:`ortops.compare.audit.OpAudits`). None: the op has no such layer.
+    divergences : tuple of Divergence
+        The op's own known divergences (``ortops/ops/<op>/divergences.py``), collected by
+        :data:`ortops.divergences.DIVERGENCES`.
     session_path : str
         The path :class:`ortops.InferenceSession` takes for the op by default (``"lowered"`` or
         ``"pyop"``): the faster exact one, as measured (docs/performance.md).
-
-    ncnn : str
-        The module that judges the real ncnn runtime's answer on the op's cases (``RUNNER``,
-        ``expected``, ``isolate``, ``matches``, ``difference``, ``explain``; see
-        :mod:`ortops.conformance.ncnn_oracle`); empty for an op ncnn does not have.
     """
 
     domain: str
@@ -215,13 +236,14 @@ class OpSpec:
     reference: Deferred | None = field(default=None, compare=False)
     kernel: Deferred | None = field(default=None, compare=False)
     openvino: Deferred | None = field(default=None, compare=False)
-    conformance: str = ""
-    oracle: str = ""
-    bench: str = ""
-    lowering: str = ""
+    lowering: Callable[[], Any] | None = field(default=None, compare=False)
+    conformance: Callable[[], Any] | None = field(default=None, compare=False)
+    oracle: Callable[[], Any] | None = field(default=None, compare=False)
+    ncnn: Callable[[], Any] | None = field(default=None, compare=False)
+    bench: Callable[[], Any] | None = field(default=None, compare=False)
+    audit: Callable[[], Any] | None = field(default=None, compare=False)
+    divergences: tuple[Divergence, ...] = field(default=(), compare=False)
     session_path: str = "pyop"
-
-    ncnn: str = ""
 
     def type_param(self, name: str) -> TypeParam:
         """The :class:`TypeParam` called ``name``."""
@@ -267,7 +289,8 @@ class OpSpec:
         if table.private_types is None or type_name in table.private_types:
             return type_name
         narrow = dtypes.from_name(type_name)
-        wide = next((t for t in table.private_types if dtypes.holds(dtypes.from_name(t), narrow)), None)
+        wide = next((t for t in table.private_types if narrow.numpy.kind in "iu"
+                     and np.can_cast(narrow.numpy, dtypes.from_name(t).numpy, "safe")), None)
         if wide is None:
             raise ValueError(f"{self.op_type}: no private type of {table.name} {table.private_types} holds {type_name}")
         return wide
@@ -350,6 +373,3 @@ def _typed(op_type: str, attr: AttrDef, value: Any, node_name: str | None) -> An
                       kind="attribute")
     return value
 
-
-#: The name the specification had before every op got its own folder.
-OpDef = OpSpec

@@ -9,7 +9,7 @@ and hands it to the renderers:
   and JavaScript, no network when viewed) with sortable and filterable tables;
 * :mod:`ortops.reporting.console` - the terminal, or plain whole lines in a CI log.
 
-:class:`Difference` (:mod:`ortops.reporting.difference`) is the concrete difference between
+:class:`Difference` (:mod:`ortops.verdicts`) is the concrete difference between
 two arrays (first differing position, how many differ, what each side returned), as data.
 Nothing in this package knows what a command compares.
 
@@ -23,7 +23,8 @@ Example::
 """
 
 from . import console, html, markdown
-from .difference import Difference, jsonable, preview
+from ..arrays import jsonable, preview
+from ..verdicts import Difference
 from .document import (
     STATUSES,
     Block,

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ortops.compare.selection import judge_selection
+from ortops.ops.selection import judge_selection
 from conftest import brute_top_k
 
 

@@ -3,6 +3,11 @@ the end of the caller. The crashes here are real ones (a NULL read, abort()), in
 
 from __future__ import annotations
 
+import ctypes
+import math
+import os
+import time
+
 import numpy as np
 
 from ortops.conformance.isolated import Worker, call_once
@@ -10,33 +15,33 @@ from ortops.conformance.isolated import Worker, call_once
 
 def test_values_come_back():
     with Worker() as worker:
-        outcome = worker.call("numpy", "arange", 5, dtype=np.float32)
+        outcome = worker.call(np.arange, 5, dtype=np.float32)
         assert outcome.ok and outcome.value.dtype == np.float32 and outcome.value.tolist() == [0, 1, 2, 3, 4]
-        again = worker.call("math", "hypot", 3.0, 4.0)
+        again = worker.call(math.hypot, 3.0, 4.0)
         assert again.ok and again.value == 5.0
 
 
 def test_a_segfault_is_reported_and_the_next_call_runs():
     with Worker() as worker:
-        crashed = worker.call("ctypes", "string_at", 0)  # reads address 0
+        crashed = worker.call(ctypes.string_at, 0)  # reads address 0
         assert not crashed.ok and crashed.value is None
         assert crashed.crash == "killed by SIGSEGV"
         assert "SIGSEGV" in crashed.describe()
-        after = worker.call("math", "sqrt", 16.0)
+        after = worker.call(math.sqrt, 16.0)
         assert after.ok and after.value == 4.0
 
 
 def test_an_abort_is_reported_with_what_the_child_wrote():
     with Worker() as worker:
-        worker.call("os", "write", 2, b"first call's noise\n")
-        written = worker.call("os", "write", 2, b"double free or corruption (out)\n")
+        worker.call(os.write, 2, b"first call's noise\n")
+        written = worker.call(os.write, 2, b"double free or corruption (out)\n")
         assert written.ok and "double free" in written.stderr and "first call" not in written.stderr
-    outcome = call_once("os", "abort")
+    outcome = call_once(os.abort)
     assert not outcome.ok and outcome.crash == "killed by SIGABRT"
 
 
 def test_a_python_exception_is_an_error_not_a_crash():
-    outcome = call_once("math", "sqrt", -1.0)
+    outcome = call_once(math.sqrt, -1.0)
     assert not outcome.ok and outcome.crash is None
     assert outcome.error.startswith("ValueError")
 
@@ -44,25 +49,25 @@ def test_a_python_exception_is_an_error_not_a_crash():
 def test_prints_do_not_mix_with_answers():
     """A runtime printing to stdout (file descriptor 1) must not break the protocol."""
     with Worker() as worker:
-        printed = worker.call("os", "write", 1, b"noise on stdout\n")
+        printed = worker.call(os.write, 1, b"noise on stdout\n")
         assert printed.ok and printed.value == len(b"noise on stdout\n")
         assert "noise on stdout" in printed.stderr
-        assert worker.call("builtins", "len", "abc").value == 3
+        assert worker.call(len, "abc").value == 3
 
 
 def test_a_hang_is_killed_and_reported():
     with Worker(timeout=1) as worker:
-        outcome = worker.call("time", "sleep", 30)
+        outcome = worker.call(time.sleep, 30)
         assert not outcome.ok and outcome.crash == "no answer within 1 s"
         worker.timeout = 120  # the next call starts a new child: on a loaded machine that may take seconds
-        assert worker.call("builtins", "abs", -2).value == 2
+        assert worker.call(abs, -2).value == 2
 
 
 def test_a_child_that_died_between_calls_is_replaced():
     with Worker() as worker:
-        assert worker.call("os", "getpid").ok
+        assert worker.call(os.getpid).ok
         first = worker._process
         first.kill()
         first.wait()
-        again = worker.call("os", "getpid")
+        again = worker.call(os.getpid)
         assert again.ok and again.value != first.pid

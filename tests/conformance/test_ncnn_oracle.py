@@ -20,7 +20,8 @@ from ortops.conformance.cases import Case, Check, Result
 from ortops.conformance.isolated import Outcome, call_once
 from ortops.conformance.matrix import matrix
 from ortops.ops.arg_max import conformance as arg_max_suite
-from ortops.ops.arg_max.ncnn_oracle import order_ranks
+from ortops.ops.arg_max import ncnn
+from ortops.arrays import order_ranks
 
 needs_ncnn = pytest.mark.skipif(
     ncnn_oracle.unavailable() is not None,
@@ -37,7 +38,7 @@ def _case(name, data, **attrs) -> Case:
 
 def _ncnn(data, **attrs) -> np.ndarray:
     """ncnn's own answer, straight from its layer in a child process."""
-    outcome = call_once("ortops.ops.arg_max.ncnn", "run", np.asarray(data, np.float32), **attrs)
+    outcome = call_once(ncnn.run, np.asarray(data, np.float32), **attrs)
     assert outcome.ok, outcome.describe()
     return outcome.value
 
@@ -153,7 +154,7 @@ def test_topk_above_the_size_is_explained_and_never_fatal(topk):
 def test_a_crash_is_quoted():
     """topk=10,000 on 6 elements: ncnn writes far past its buffers; the child dies (measured:
     SIGSEGV, or SIGABRT when the corruption is caught first, with what it printed)."""
-    outcome = call_once("ortops.ops.arg_max.ncnn", "run", np.arange(6, dtype=np.float32), topk=10_000)
+    outcome = call_once(ncnn.run, np.arange(6, dtype=np.float32), topk=10_000)
     assert not outcome.ok and outcome.crash.startswith("killed by SIG")
     (check,) = ncnn_oracle.judge_ncnn(_case("over", np.arange(6), topk=10_000))
     assert check.status == "explained" and "ncnn crashed (killed by SIG" in check.detail
@@ -191,7 +192,7 @@ def test_conformance_with_ncnn_judges_every_argmax_case(tmp_path):
 
 
 def _native(data, pad, **attrs):
-    outcome = call_once("ortops.ops.arg_max.ncnn", "run_native", np.asarray(data, np.float32), pad=pad, **attrs)
+    outcome = call_once(ncnn.run_native, np.asarray(data, np.float32), pad=pad, **attrs)
     assert outcome.ok, outcome.describe()
     return outcome.value
 

@@ -10,7 +10,7 @@ from onnx import TensorProto
 
 from ortops import runtime
 from ortops.builder import onnx_top_k_model
-from ortops.conformance import sessions
+from ortops import sessions
 
 
 def _threads() -> int:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 from onnx import defs
 
 from ortops import bridge, dtypes
+from ortops.bench.cases import OpBench
 from ortops.builder.schemas import SCHEMA_VERSION, register_schemas
+from ortops.compare.audit import OpAudits
+from ortops.conformance.contracts import NcnnJudge, OpenVinoJudge, Suite
 from ortops.errors import OpError
+from ortops.lowering import Lowering
 from ortops.ops import ARG_MAX, DOMAINS, OPS, SCATTER_ELEMENTS_UPDATE, TOP_K, by_name, find_op
 from ortops.ops.spec import OpSpec
 
@@ -32,7 +38,44 @@ def test_every_spec_is_complete_and_consistent(op: OpSpec):
             dtypes.from_name(name)  # every type is a row of the one table
     for layer in (op.reference, op.kernel, op.openvino):
         assert callable(layer.resolve())
-    assert op.conformance and op.oracle
+
+
+#: Each contract a tool layer states as a Protocol, and the OpSpec link that fulfils it.
+CONTRACTS = {"lowering": Lowering, "conformance": Suite, "oracle": OpenVinoJudge, "ncnn": NcnnJudge,
+             "bench": OpBench, "audit": OpAudits}
+
+
+def _members(protocol) -> set[str]:
+    return {name for name in vars(protocol) if not name.startswith("_")} | set(protocol.__annotations__)
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.op_type)
+@pytest.mark.parametrize("link", CONTRACTS)
+def test_every_op_keeps_every_contract(op: OpSpec, link: str):
+    load = getattr(op, link)
+    if load is None:
+        assert link in ("ncnn", "lowering"), f"{op.op_type} has no {link}"  # only these are optional
+        return
+    layer, protocol = load(), CONTRACTS[link]
+    assert isinstance(layer, protocol), f"{op.op_type}.{link} lacks {_members(protocol) - set(dir(layer))}"
+    for name in _members(protocol):
+        member = getattr(layer, name)
+        declared = getattr(protocol, name, None)
+        if callable(declared):  # a method: the op's function takes the same parameters
+            want = [p for p in inspect.signature(declared).parameters if p != "self"]
+            got = list(inspect.signature(member).parameters)[:len(want)]
+            assert got == want, f"{op.op_type}.{link}.{name}{tuple(got)} is not {name}{tuple(want)}"
+
+
+def test_a_layer_that_breaks_its_contract_is_caught():
+    class Incomplete:
+        CASE_SOURCES = {}
+
+        def judge(self, case):
+            return []
+
+    assert not isinstance(Incomplete(), Suite)
+    assert isinstance(TOP_K.conformance(), Suite) and not isinstance(TOP_K.conformance(), NcnnJudge)
 
 
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.op_type)

@@ -1,7 +1,7 @@
 """How ``ortops compare`` audits arg-max nodes: the standard ``ArgMax``/``ArgMin`` and ``ortops.ncnn::ArgMax``.
 
 Each answer is turned into a selection of one (or ``topk``) elements and judged by
-:func:`ortops.compare.selection.judge_selection`: two valid answers that differ pick different
+:func:`ortops.ops.selection.judge_selection`: two valid answers that differ pick different
 positions of equal values (topic ``ties``); NaN slices are topic ``nan``.
 """
 
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...compare.findings import Audit, Capture, Finding, attribute
-from ...compare.selection import judge_selection
+from ...graph import attribute
+from ...verdicts import Audit, Capture, Finding
+from ..selection import judge_selection
 from ..spec import NCNN_DOMAIN
 
 __all__ = ["AUDITS"]

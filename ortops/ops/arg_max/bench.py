@@ -6,6 +6,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...timed_cases import Case, Target, dims
+
 __all__ = ["BUILT_IN", "SCALING", "REFERENCE_LIMITS", "TINY", "name", "elements", "inputs", "cases", "call",
            "ortops_model", "ortops_feed",
            "scaling_params", "memory_params"]
@@ -19,8 +21,6 @@ TINY = dict(shape=(1, 8), topk=1)
 
 
 def name(p: dict) -> str:
-    from ...bench.cases import dims
-
     return f"{dims(p['shape'])} topk={p['topk']}"
 
 
@@ -33,8 +33,6 @@ def inputs(p: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 
 def cases(tiny: bool, have_openvino: bool, reference) -> list:
-    from ...bench.cases import Case, Target
-
     found = []
     for shape in [(1, 1000)] if tiny else [(1, 1_000_000), (64, 32000)]:
         for topk in (1, 3) if tiny else (1, 100):
@@ -59,22 +57,20 @@ def ortops_feed(p: dict, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return feed
 
 
-def call(impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any] | None:
-    """A zero-argument function running ``impl`` once; None for an unknown implementation."""
-    import ortops
-
+def call(impl: str, p: dict, feed: dict[str, np.ndarray], sessions) -> Callable[[], Any] | None:
+    """A zero-argument function running ``impl`` once (its sessions from ``sessions``); None for an
+    unknown implementation."""
     from ... import reference
-    from ...bench.calls import plain_session, timed_options
     from .builder import onnx_arg_max_equivalent_model
 
     rank, topk = len(p["shape"]), p["topk"]
     if impl == "ortops":
-        session = ortops.InferenceSession(ortops_model(p), timed_options())
+        session = sessions.ortops(ortops_model(p))
         return lambda: session.run(None, feed)
     if impl == "built-in":
         # topk=1: Reshape + ArgMax(select_last_index=1), ncnn's tie rule; topk>1: TopK-11
         # on the flattened tensor (the naive mapping: lower index first among ties).
-        session = plain_session(onnx_arg_max_equivalent_model(rank, topk=topk, exact_ties=topk == 1))
+        session = sessions.plain(onnx_arg_max_equivalent_model(rank, topk=topk, exact_ties=topk == 1))
         return lambda: session.run(None, feed)
     if impl == "built-in select_last_index=0":
         # Not equivalent (ties go to the lower index), shown for ORT's fast ArgMax path.
@@ -83,7 +79,7 @@ def call(impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any] |
             for attr in node.attribute:
                 if node.op_type == "ArgMax" and attr.name == "select_last_index":
                     attr.i = 0
-        session = plain_session(model)
+        session = sessions.plain(model)
         return lambda: session.run(None, feed)
     if impl == "reference":
         return lambda: reference.arg_max(feed["data"], topk=topk)

@@ -47,11 +47,11 @@ from .checks import FLOAT32_EXACT_INT_MAX
 from ...checks import normalize_axis
 from ...divergences import reason
 from ...errors import OpError
-from ...conformance import real_model
-from ...conformance.cases import Case, Check
-from ...conformance.compare import describe_difference, difference, has_nan, has_ties
-from ...conformance.onnx_vectors import OnnxVector, onnx_vectors
-from ...conformance.sessions import ortops_session, plain_session
+from ... import real_model
+from ...verdicts import Case, Check, difference
+from ...arrays import bitwise_same, describe_difference, has_nan, has_ties
+from ...onnx_vectors import OnnxVector, onnx_vectors
+from ...sessions import ortops_session, plain_session
 
 __all__ = [
     "OP", "EXACT", "NAIVE", "judge", "onnx_arg_max_vectors", "seed_cases", "onnx_backend_cases",
@@ -71,11 +71,7 @@ _ONNX_TIE_NOTE = reason("ncnn-tie-rule", "onnx", OP)
 
 def _identical(a: np.ndarray, b: np.ndarray) -> bool:
     """Same shape and the same float32 bits, except that any NaN equals any NaN."""
-    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
-    if a.shape != b.shape:
-        return False
-    both_nan = np.isnan(a) & np.isnan(b)
-    return bool(np.all((a.view(np.uint32) == b.view(np.uint32)) | both_nan))
+    return bitwise_same(np.asarray(a, np.float32), np.asarray(b, np.float32))
 
 
 def _indices(output: np.ndarray) -> np.ndarray:
@@ -319,7 +315,7 @@ def seed_cases() -> list[Case]:
 
 
 def onnx_arg_max_vectors() -> tuple[OnnxVector, ...]:
-    """ONNX's ArgMax backend vectors (see :mod:`ortops.conformance.onnx_vectors`)."""
+    """ONNX's ArgMax backend vectors (see :mod:`ortops.onnx_vectors`)."""
     return onnx_vectors("argmax", "ArgMax")
 
 

@@ -3,7 +3,7 @@
 ncnn orders by value descending and, of equal values, the higher flat index first. ONNX TopK
 (stable, the lower index first) gives that order on the reversed flattened data: a position
 j there is the flat index n-1-j. NaN (above +inf, all equal) is the hazard, composed exactly
-like TopK's (:func:`ortops.ops.top_k.lowering.select`). Checks: topk <= the element count;
+like TopK's (:func:`ortops.ops.compose.select`). Checks: topk <= the element count;
 the selected flat indices must fit float32 exactly (<= 2**24): guarded mode sends tensors of
 more than 2**24 + 1 elements to the PyOp, standalone mode checks the selected indices.
 """
@@ -15,7 +15,7 @@ from onnx import TensorProto
 
 from ...checks import FLOAT32_EXACT_INT_MAX
 from ...lowering import NotLowerable
-from ..top_k.lowering import NAN_ORDER, no_nan, select
+from ..compose import NAN_ORDER, no_nan, select
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact"]
 

@@ -22,16 +22,16 @@ from __future__ import annotations
 import numpy as np
 
 from ... import reference
-from ...conformance.cases import Case, Check
-from ...conformance.compare import has_nan
-from ...conformance.isolated import Outcome
+from ...verdicts import Case, Check
+from ...arrays import has_nan, order_ranks
 from ...divergences import reason
-from .conformance import _describe, _identical
+from .conformance import _describe, _identical, _short
+from .ncnn import run
 
-__all__ = ["RUNNER", "NOT_RUN", "expected", "isolate", "matches", "difference", "explain", "order_ranks"]
+__all__ = ["RUNNER", "NOT_RUN", "expected", "isolate", "matches", "difference", "explain"]
 
-#: The function that runs ncnn's layer in the oracle's child process: (module, name).
-RUNNER = ("ortops.ops.arg_max.ncnn", "run")
+#: The function that runs ncnn's layer in the oracle's child process.
+RUNNER = run
 
 #: OpError kinds whose cases are not sent to ncnn, with the reason: ncnn's layer has no dtype
 #: (it reads float32 from whatever buffer it is given), so another dtype has no ncnn meaning.
@@ -58,38 +58,21 @@ def difference(got, want) -> str:
     return _describe(np.asarray(got), np.asarray(want))
 
 
-def order_ranks(data: np.ndarray) -> np.ndarray:
-    """``data`` (float32) replaced by its ranks in ortops' total order (-inf < ... < +inf < NaN;
-    -0.0 == +0.0; all NaNs equal), as float32: an input without NaN on which ortops selects and
-    orders exactly as on ``data`` (exact while there are fewer than 2**24 distinct values)."""
-    keys = np.where(np.isnan(data), np.inf, data)
-    unique, ranks = np.unique(keys, return_inverse=True)
-    ranks = np.where(np.isnan(data), len(unique), ranks.reshape(data.shape))
-    return ranks.astype(np.float32)
-
-
-def _short(values, limit: int = 12) -> str:
-    values = list(values)
-    return str(values) if len(values) <= limit else str(values[:limit])[:-1] + f", ... ({len(values)} in all)]"
-
-
 def explain(case: Case, got, want, run) -> Check | None:
     """An explained check (topic ``nan``) when NaN order accounts for the difference, else None.
 
     ``run(inputs) -> Outcome`` runs ncnn on other inputs of the case.
     """
-    from ...conformance.ncnn_oracle import check
-
     data = case.inputs["data"]
     if not has_nan(data) or np.unique(data).size >= 2**24:
         return None
-    ranked: Outcome = run({**case.inputs, "data": order_ranks(data)})
+    ranked = run({**case.inputs, "data": order_ranks(data)})
     if not ranked.ok or not np.array_equal(np.asarray(ranked.value)[-1], np.asarray(want)[-1]):
         return None
     nans = np.flatnonzero(np.isnan(data.reshape(-1))).tolist()
     got = np.asarray(got)
     values = f"; its values {_short(got[0].tolist())}" if got.shape[0] == 2 else ""
-    return check("explained", "nan", reason("nan", "ncnn", case.op),
+    return Check("ncnn", "explained", reason("nan", "ncnn", case.op), topic="nan", detail=
                  f"NaN at flat indices {_short(nans)}: ncnn returned indices {_short(got[-1].astype(int).tolist())}"
                  f"{values}; ortops {_short(np.asarray(want)[-1].astype(int).tolist())}. On the data replaced by its "
                  "ranks in ortops' order (NaN above +inf) - the same selection without NaN - ncnn agrees with ortops")

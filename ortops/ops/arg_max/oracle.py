@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import reference
-from ...conformance import openvino_oracle as ov
-from ...conformance.cases import Case, Check
-from ...conformance.compare import bitwise_same, has_nan, same
+from ...verdicts import Case, Check, verdict
+from .spec import ARG_MAX
+from ...arrays import bitwise_same, first_difference, has_nan, order_ranks, same, short
 from ...divergences import reason
 
 __all__ = ["model", "expected", "matches", "explain", "explain_standalone", "explain_standalone_error"]
@@ -36,14 +36,14 @@ def matches(case: Case, got, want) -> tuple[bool, bool]:
     return same(got[0], want[0]), False
 
 
-def explain(case: Case, got, want) -> Check | None:
+def explain(case: Case, got, want, ov) -> Check | None:
     """An explained check when NaN order accounts for the difference."""
     if not has_nan(case.inputs["data"]):
         return None
     evidence = ov.nan_evidence(case)
     if evidence:
-        return ov.check("explained", "nan", reason("nan", "openvino"),
-                        f"{ov.difference(case, got, want)}; {evidence}; OpenVINO: {ov.short(got)}")
+        return verdict("openvino", "explained", "nan", reason("nan", "openvino"),
+                        f"{first_difference(ARG_MAX.outputs, got, want)}; {evidence}; OpenVINO: {short(got)}")
     return None
 
 
@@ -77,14 +77,14 @@ def explain_standalone(case: Case, got, want) -> Check | None:
         return None
     if case.attrs.get("out_max_val", 0) and not bitwise_same(out[0], flat[indices].astype(out.dtype)):
         return None
-    ranks = ov.order_ranks(flat).astype(np.float64)
+    ranks = order_ranks(flat).astype(np.float64)
     chosen, ours = ranks[indices], ranks[_selection(ranks, topk)]
     if not (np.array_equal(np.sort(chosen), np.sort(ours)) and np.all(np.diff(chosen) <= 0)):
         return None
     return Check("", "explained", reason("ties", "openvino-onnx", case.op),
-                 f"{ov.difference(case, got, want)}; OpenVINO's answer is another valid selection: the same values "
+                 f"{first_difference(ARG_MAX.outputs, got, want)}; OpenVINO's answer is another valid selection: the same values "
                  f"in ortops' order (NaN above +inf, -0.0 == +0.0), descending, other flat indices among equal "
-                 f"values: {ov.short(got)}", topic="ties")
+                 f"values: {short(got)}", topic="ties")
 
 
 def explain_standalone_error(case: Case, got, error) -> Check | None:
@@ -95,10 +95,10 @@ def explain_standalone_error(case: Case, got, error) -> Check | None:
     if error.kind != "precision":
         return None
     flat = case.inputs["data"].reshape(-1)
-    true = _selection(ov.order_ranks(flat).astype(np.float64), case.attrs.get("topk", 1))
+    true = _selection(order_ranks(flat).astype(np.float64), case.attrs.get("topk", 1))
     out = np.asarray(got[0])
     if out.shape[-1] != true.size or not np.array_equal(out[-1], true.astype(np.float32)):
         return None
     return Check("", "explained", reason("float-index-precision", "openvino-onnx", case.op),
-                 f"ortops: {error}; OpenVINO returns {ov.short(got)} for the flat indices {true.tolist()}",
+                 f"ortops: {error}; OpenVINO returns {short(got)} for the flat indices {true.tolist()}",
                  topic="float-index-precision")

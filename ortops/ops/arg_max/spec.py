@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import onnx
+from onnx.helper import make_tensor_type_proto
 
 from ... import dtypes
-from ..inference import attr_value, tensor_type
+from ..inference import attr_value
+from .divergences import DIVERGENCES
 from ..spec import NCNN_DOMAIN, AttrDef, Deferred, OpSpec, TypeParam
 
 __all__ = ["ARG_MAX"]
@@ -13,8 +15,54 @@ __all__ = ["ARG_MAX"]
 
 def _infer(ctx) -> None:
     rows = 2 if attr_value(ctx, "out_max_val", 0) else 1
-    ctx.set_output_type(0, tensor_type(onnx.TensorProto.FLOAT, [rows, attr_value(ctx, "topk", 1)]))
+    ctx.set_output_type(0, make_tensor_type_proto(onnx.TensorProto.FLOAT, [rows, attr_value(ctx, "topk", 1)]))
 
+
+# The op's layers, each imported on first use by a plain relative import: they import the core
+# that holds this spec (tests/test_structure.py allows these links and no other upward import).
+def _reference():
+    from .reference import arg_max
+    return arg_max
+
+
+def _kernel():
+    from .kernel import arg_max
+    return arg_max
+
+
+def _openvino():
+    from .openvino import convert
+    return convert
+
+
+def _lowering():
+    from . import lowering
+    return lowering
+
+
+def _conformance():
+    from . import conformance
+    return conformance
+
+
+def _oracle():
+    from . import oracle
+    return oracle
+
+
+def _bench():
+    from . import bench
+    return bench
+
+
+def _audit():
+    from . import audit
+    return audit
+
+
+def _ncnn_oracle():
+    from . import ncnn_oracle
+    return ncnn_oracle
 
 ARG_MAX = OpSpec(
     domain=NCNN_DOMAIN,
@@ -36,14 +84,15 @@ ARG_MAX = OpSpec(
         TypeParam("T_OUT", ("float",), "float32"),
     ),
     infer_shapes=_infer,
-    reference=Deferred("ortops.ops.arg_max.reference", "arg_max"),
-    kernel=Deferred("ortops.ops.arg_max.kernel", "arg_max"),
-    openvino=Deferred("ortops.ops.arg_max.openvino", "convert"),
-    conformance="ortops.ops.arg_max.conformance",
-    oracle="ortops.ops.arg_max.oracle",
-    bench="ortops.ops.arg_max.bench",
-    lowering="ortops.ops.arg_max.lowering",
+    reference=Deferred(_reference),
+    kernel=Deferred(_kernel),
+    openvino=Deferred(_openvino),
+    conformance=_conformance,
+    oracle=_oracle,
+    bench=_bench,
+    lowering=_lowering,
+    audit=_audit,
+    divergences=DIVERGENCES,
     session_path="pyop",
-
-    ncnn="ortops.ops.arg_max.ncnn_oracle",
+    ncnn=_ncnn_oracle,
 )

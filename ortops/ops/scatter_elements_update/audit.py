@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...compare.findings import Audit, Capture, Finding, attribute
+from ...arrays import equal
+from ...graph import attribute
+from ...verdicts import Audit, Capture, Finding
 from ..spec import OPENVINO_DOMAIN
 
 __all__ = ["AUDITS"]
@@ -37,20 +39,13 @@ def _nd_targets(data, indices) -> np.ndarray:
     return np.ravel_multi_index(tuple(rows.T), data.shape[:q])
 
 
-def _differing(base, other) -> np.ndarray:
-    b, o = np.asarray(base), np.asarray(other)
-    if b.dtype.kind == "f":
-        return ~((b == o) | (np.isnan(b) & np.isnan(o)))
-    return b != o
-
-
 def _judge(capture: Capture, targets: np.ndarray, slice_shape: tuple, reduction: str, updates) -> Finding:
     data = np.asarray(capture.inputs[0])
     base, other = np.asarray(capture.base[0]), np.asarray(capture.other[0])
     if base.shape != other.shape or base.shape != data.shape:
         return Finding(None, False, f"output shapes {base.shape} and {other.shape} differ from the data's {data.shape}")
     lead = data.shape[:data.ndim - len(slice_shape)]
-    differ = _differing(base, other).reshape(int(np.prod(lead, dtype=np.int64)), -1).any(axis=1)
+    differ = ~equal(base, other).reshape(int(np.prod(lead, dtype=np.int64)), -1).any(axis=1)
     differ_at = np.flatnonzero(differ)
     counts = np.bincount(targets, minlength=differ.shape[0]) if targets.size else np.zeros(differ.shape[0], int)
     duplicated = counts[differ_at] > 1

@@ -6,6 +6,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...timed_cases import Case, Target, dims
+
 __all__ = ["BUILT_IN", "SCALING", "REFERENCE_LIMITS", "TINY", "name", "elements", "inputs", "cases", "call",
            "ortops_model", "ortops_feed",
            "scaling_params", "memory_params"]
@@ -19,8 +21,6 @@ TINY = dict(data_shape=(2, 4), updates_shape=(4, 4), reduction="sum", use_init_v
 
 
 def name(p: dict) -> str:
-    from ...bench.cases import dims
-
     init = "" if p["use_init_val"] else " use_init_val=0"
     return f"{dims(p['data_shape'])} <- {dims(p['updates_shape'])} {p['reduction']}{init}"
 
@@ -39,8 +39,6 @@ def inputs(p: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 
 def cases(tiny: bool, have_openvino: bool, reference) -> list:
-    from ...bench.cases import Case, Target
-
     shapes = [((8, 16), (32, 16))] if tiny else [((1000, 256), (4000, 256)), ((100_000, 16), (400_000, 16))]
     found = []
     for data_shape, updates_shape in shapes:
@@ -89,19 +87,17 @@ def ortops_feed(p: dict, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {name: feed[name] for name in ("data", "indices", "updates")}
 
 
-def call(impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any] | None:
-    """A zero-argument function running ``impl`` once; None for an unknown implementation."""
+def call(impl: str, p: dict, feed: dict[str, np.ndarray], sessions) -> Callable[[], Any] | None:
+    """A zero-argument function running ``impl`` once (its sessions from ``sessions``); None for an
+    unknown implementation."""
     from onnx import TensorProto
 
-    import ortops
-
     from ... import reference
-    from ...bench.calls import plain_session, timed_options
     from .builder import onnx_scatter_elements_model, scatter_elements_update_model, scatter_mean_composition
 
     rank, reduction, use_init_val = len(p["data_shape"]), p["reduction"], p["use_init_val"]
     if impl == "ortops":
-        session, inputs = ortops.InferenceSession(ortops_model(p), timed_options()), ortops_feed(p, feed)
+        session, inputs = sessions.ortops(ortops_model(p)), ortops_feed(p, feed)
         return lambda: session.run(None, inputs)
     if impl == "built-in":
         if (reduction, use_init_val) == ("sum", 1):
@@ -109,7 +105,7 @@ def call(impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any] |
         else:
             model = scatter_mean_composition(TensorProto.FLOAT, rank, axis=0, reduction=reduction,
                                              use_init_val=use_init_val)
-        session = plain_session(model)
+        session = sessions.plain(model)
         return lambda: session.run(None, feed)
     if impl == "openvino":
         request = _openvino_scatter(p)

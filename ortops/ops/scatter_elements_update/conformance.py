@@ -3,7 +3,7 @@
 Oracles, and what is comparable
 -------------------------------
 * **reference**: :func:`ortops.reference.scatter_elements_update`, always. Integers compare
-  exactly, floats within :func:`~ortops.conformance.compare.tolerance`. A case whose inputs
+  exactly, floats within :func:`~ortops.arrays.tolerance`. A case whose inputs
   the spec rejects (mean on bool) agrees when both ortops and the reference raise OpError.
 * **expected**: a seed example's output, ONNX's backend test vectors, or a plain NumPy
   computation (real model), named by ``expected_from``.
@@ -40,6 +40,8 @@ from collections.abc import Callable
 import numpy as np
 from onnx import helper
 
+from onnx.helper import np_dtype_to_tensor_dtype
+
 from ... import reference
 from .builder import (
     ONNX_REDUCTION,
@@ -49,16 +51,15 @@ from .builder import (
     scatter_elements_update_side_by_side,
     scatter_mean_composition,
 )
-from ...dtypes import numpy_to_onnx
 from ...checks import normalize_axis
 from ...divergences import ERROR_TOPICS, reason
 from ...errors import OpError
-from ...reporting.difference import Difference, preview
+from ...arrays import close, preview
 from .reference import reduction_identity
-from ...conformance.cases import Case, Check
-from ...conformance.compare import difference, has_nan, same, tolerance
-from ...conformance.onnx_vectors import onnx_vectors
-from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
+from ...verdicts import Case, Check, Difference, difference
+from ...arrays import has_nan, same, tolerance
+from ...onnx_vectors import onnx_vectors
+from ...sessions import BuiltinUnavailable, ortops_session, plain_session
 
 __all__ = ["OP", "judge", "seed_cases", "onnx_backend_cases", "generated_cases", "real_model_cases",
            "CASE_SOURCES", "topics"]
@@ -84,8 +85,8 @@ def _axis_value(case: Case) -> int:
 def _run_ortops(case: Case) -> np.ndarray:
     data, indices, updates, axis = (case.inputs[k] for k in ("data", "indices", "updates", "axis"))
     model = scatter_elements_update_model(
-        numpy_to_onnx(data.dtype), data.ndim, **case.attrs, indices_type=numpy_to_onnx(indices.dtype),
-        axis_type=numpy_to_onnx(axis.dtype), axis_shape=axis.shape,
+        np_dtype_to_tensor_dtype(data.dtype), data.ndim, **case.attrs, indices_type=np_dtype_to_tensor_dtype(indices.dtype),
+        axis_type=np_dtype_to_tensor_dtype(axis.dtype), axis_shape=axis.shape,
     )
     feed = {"data": data, "indices": indices, "updates": updates, "axis": axis}
     return ortops_session(model).run(None, feed)[0]
@@ -105,7 +106,7 @@ def _standard_feed(case: Case) -> tuple[dict[str, np.ndarray], int, str]:
     if indices.dtype not in (np.int32, np.int64):
         indices, note = indices.astype(np.int64), _CAST_INDICES
     feed = {"data": case.inputs["data"], "indices": indices, "updates": case.inputs["updates"]}
-    return feed, numpy_to_onnx(indices.dtype), note
+    return feed, np_dtype_to_tensor_dtype(indices.dtype), note
 
 
 def _unsupported_at_run_time(exc: Exception) -> bool:
@@ -122,16 +123,6 @@ def _ort_version() -> str:
 # ----------------------------------------------------------------------------- comparing
 
 
-def _close(got: np.ndarray, want: np.ndarray) -> bool:
-    got, want = np.asarray(got), np.asarray(want)
-    if same(got, want):
-        return True
-    if got.shape != want.shape or got.dtype.kind != "f":
-        return False
-    rtol, atol = tolerance(got.dtype)
-    return bool(np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
-
-
 def _mismatch(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     """Mask of positions where ``got`` and ``want`` differ beyond tolerance."""
     if got.dtype.kind == "f":
@@ -141,7 +132,7 @@ def _mismatch(got: np.ndarray, want: np.ndarray) -> np.ndarray:
 
 
 def _versus(oracle: str, got: np.ndarray, want: np.ndarray, detail: str = "", left: str = "ortops") -> Check:
-    if _close(got, want):
+    if close(got, want):
         return Check(oracle, "agree", detail=detail)
     return Check(oracle, "unexplained", "results differ", difference=difference("output", got, want, left=left,
                                                                                 right=oracle))
@@ -213,7 +204,7 @@ def _explain(case: Case, oracle: str, got: np.ndarray, other: np.ndarray) -> Che
         if same(_simulate_ort(case), other):
             return Check(oracle, "explained", _NAN_MIN_MAX, topic="nan", difference=diff)
     if data.dtype == np.float32 and reduction in ("sum", "prod", "mean"):
-        if _close(_simulate_ort(case), other):
+        if close(_simulate_ort(case), other):
             return Check(oracle, "explained", _FLOAT32_ACCUMULATION, topic="float-accumulation", difference=diff)
     if data.dtype.kind in "iu" and reduction == "mean":
         sums = _exact_sums(case)
@@ -250,8 +241,8 @@ def _side_by_side(case: Case, version: int) -> tuple[np.ndarray, np.ndarray] | C
     data, indices = case.inputs["data"], case.inputs["indices"]
     reduction = case.attrs["reduction"]
     oracle = f"onnxruntime ScatterElements-{version}"
-    model = scatter_elements_update_side_by_side(version, numpy_to_onnx(data.dtype), data.ndim, axis=_axis_value(case),
-                                                 **case.attrs, indices_type=numpy_to_onnx(indices.dtype))
+    model = scatter_elements_update_side_by_side(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=_axis_value(case),
+                                                 **case.attrs, indices_type=np_dtype_to_tensor_dtype(indices.dtype))
     feed = {k: case.inputs[k] for k in ("data", "indices", "updates")}
     try:
         output, builtin = ortops_session(model).run(None, feed)
@@ -288,19 +279,19 @@ def _builtin_checks(case: Case, version: int, got: np.ndarray, run) -> list[Chec
 
 def _builtin_versus(case: Case, oracle: str, got: np.ndarray, builtin: np.ndarray, note: str) -> Check:
     if case.attrs["reduction"] != "none":
-        if _close(got, builtin):
+        if close(got, builtin):
             return Check(oracle, "agree", detail=note)
         return _explain(case, oracle, got, builtin)
     several = _counts(case) > 1
     defined = int((~several).sum())
-    if not _close(got[~several], builtin[~several]):
+    if not close(got[~several], builtin[~several]):
         return Check(oracle, "unexplained", "results differ at positions with at most one update",
                      difference=difference("output (positions with at most one update; others 0)",
                                            np.where(several, 0, got), np.where(several, 0, builtin), right=oracle))
     if not several.any():
         return Check(oracle, "agree", detail=note)
     compared = f"compared the {defined} positions with at most one update strictly; {int(several.sum())} receive several"
-    if _close(got[several], builtin[several]):
+    if close(got[several], builtin[several]):
         return Check(oracle, "agree", detail=f"{compared} (undefined order): ORT also kept the last update there")
     differ = int(_mismatch(got[several], builtin[several]).sum())
     return Check(oracle, "explained", _NONE_DUPLICATES, detail=f"{compared}; ORT differs at {differ} of them",
@@ -321,7 +312,7 @@ def _composition_checks(case: Case, got: np.ndarray) -> list[Check]:
     for rounding in roundings:
         oracle = "onnxruntime composition" + (" with plain integer Div" if rounding == "trunc" else "")
         feed, indices_type, note = _standard_feed(case)
-        model = scatter_mean_composition(numpy_to_onnx(data.dtype), data.ndim, axis=_axis_value(case),
+        model = scatter_mean_composition(np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=_axis_value(case),
                                          reduction=reduction, use_init_val=use_init_val, rounding=rounding,
                                          indices_type=indices_type)
         try:
@@ -337,7 +328,7 @@ def _composition_checks(case: Case, got: np.ndarray) -> list[Check]:
                                 f"reduction={ONNX_REDUCTION[reduction]!r} at run time",
                                 detail=str(exc).strip().splitlines()[-1][:300]))
             continue
-        if _close(got, output):
+        if close(got, output):
             checks.append(Check(oracle, "agree", detail=note))
         elif rounding == "trunc":
             checks.append(_explain_trunc(case, oracle, got, output))
@@ -374,7 +365,7 @@ def _rejected_builtin_checks(case: Case, error: OpError) -> list[Check]:
             continue
         oracle = f"onnxruntime ScatterElements-{version}"
         feed, indices_type, _ = _standard_feed(case)
-        model = onnx_scatter_elements_model(version, numpy_to_onnx(data.dtype), data.ndim, axis=_axis_value(case),
+        model = onnx_scatter_elements_model(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=_axis_value(case),
                                             reduction=ONNX_REDUCTION[case.attrs["reduction"]],
                                             indices_type=indices_type)
         try:
@@ -501,7 +492,7 @@ def seed_cases() -> list[Case]:
 def onnx_backend_cases() -> list[Case]:
     """ONNX's own ScatterElements test vectors, mapped onto the custom node (use_init_val=1).
 
-    Loaded by :func:`ortops.conformance.onnx_vectors.onnx_vectors`, not ONNX's global
+    Loaded by :func:`ortops.onnx_vectors.onnx_vectors`, not ONNX's global
     ``collect_testcases``, which hands back another op's cases once one was collected.
     """
     to_ortops = {onnx: ours for ours, onnx in ONNX_REDUCTION.items()}
@@ -636,7 +627,7 @@ def real_model_cases() -> list[Case]:
     the winning class's probability: data zeros [len(text)], indices ``char_of_step`` of the
     non-blank steps, updates the max probability at those steps, use_init_val=0.
     """
-    from ...conformance.real_model import TEXTS, line_name, ocr_run
+    from ...real_model import TEXTS, line_name, ocr_run
 
     cases = []
     for n, text in enumerate(TEXTS):

@@ -1,7 +1,7 @@
 """How OpenVINO's answer on a ScatterElementsUpdate case is judged (see
 :mod:`ortops.conformance.openvino_oracle`).
 
-* Computed floats compare with :func:`ortops.conformance.compare.tolerance`; with
+* Computed floats compare with :func:`ortops.arrays.tolerance`; with
   ``reduction="none"`` and several updates for one element, any of them is accepted.
 * A difference is explained when OpenVINO's answer equals a recomputation of the CPU plugin's
   known behaviour (truncating and element-type-accumulating integer mean, int32 arithmetic for
@@ -16,13 +16,16 @@ from collections.abc import Callable
 
 import numpy as np
 
+from onnx.helper import np_dtype_to_tensor_dtype
+
 from ... import reference
 from ...checks import normalize_axis
-from ...conformance import openvino_oracle as ov
-from ...conformance.cases import Case, Check
-from ...conformance.compare import has_nan, same
+from ...interop.openvino import to_work
+from ...verdicts import Case, Check, verdict
+from .spec import SCATTER_ELEMENTS_UPDATE
+from ...arrays import close, equal, first_difference, has_nan, same, short
 from ...divergences import reason
-from ...dtypes import numpy_to_onnx, wrap
+from ...dtypes import wrap
 
 __all__ = ["ALTERNATIVE", "RUN_INVALID", "NOT_RUN", "model", "expected", "matches", "explain", "explain_standalone"]
 
@@ -41,9 +44,9 @@ def model(case: Case):
 
     data, indices, axis = case.inputs["data"], case.inputs["indices"], case.inputs["axis"]
     attrs = dict(reduction=case.attrs.get("reduction", "none"), use_init_val=case.attrs.get("use_init_val", 1))
-    return scatter_elements_update_model(numpy_to_onnx(data.dtype), data.ndim, **attrs,
-                                         indices_type=numpy_to_onnx(indices.dtype),
-                                         axis_type=numpy_to_onnx(axis.dtype), axis_shape=axis.shape)
+    return scatter_elements_update_model(np_dtype_to_tensor_dtype(data.dtype), data.ndim, **attrs,
+                                         indices_type=np_dtype_to_tensor_dtype(indices.dtype),
+                                         axis_type=np_dtype_to_tensor_dtype(axis.dtype), axis_shape=axis.shape)
 
 
 def expected(inputs: dict, attrs: dict) -> list[np.ndarray]:
@@ -70,27 +73,19 @@ def _duplicate_targets(indices, axis_value, data_shape) -> dict[tuple, list[tupl
 
 def matches(case: Case, got, want) -> tuple[bool, bool]:
     data = case.inputs["data"]
-    if ov.close(got[0], want[0], data.dtype):
+    if close(got[0], want[0], data.dtype):
         return True, False
     if case.attrs.get("reduction", "none") != "none" or np.asarray(got[0]).shape != want[0].shape:
         return False, False
     # reduction="none": where several updates hit one element, the spec leaves the winner open
     updates = case.inputs["updates"]
     targets = _duplicate_targets(case.inputs["indices"], np.asarray(case.inputs["axis"]).reshape(-1)[0], data.shape)
-    differ = np.argwhere(~_equal_mask(got[0], want[0]))
+    differ = np.argwhere(~equal(got[0], want[0]))
     for where in map(tuple, differ):
         sources = targets.get(where, [])
         if len(sources) < 2 or not any(same(got[0][where], updates[p]) for p in sources):
             return False, False
     return True, True
-
-
-def _equal_mask(a, b) -> np.ndarray:
-    a, b = np.asarray(a), np.asarray(b)
-    mask = a == b
-    if a.dtype.kind == "f":
-        mask |= np.isnan(a) & np.isnan(b)
-    return mask
 
 
 def _trunc_div(total: int, count: int) -> int:
@@ -107,7 +102,7 @@ def _cpu_scatter(case: Case, work, *, wrapping: bool, mean: str) -> np.ndarray:
     data, indices, updates = case.inputs["data"], case.inputs["indices"], case.inputs["updates"]
     reduction, use_init = case.attrs.get("reduction", "none"), case.attrs.get("use_init_val", 1)
     work = np.dtype(work)
-    out, upd = ov.to_work(data, work), ov.to_work(updates, work)
+    out, upd = to_work(data, work), to_work(updates, work)
     is_int = work.kind in "iu"
     targets = _duplicate_targets(indices, np.asarray(case.inputs["axis"]).reshape(-1)[0], data.shape)
     for target, sources in targets.items():
@@ -158,7 +153,7 @@ def _nan_evidence(case: Case, got, want) -> str | None:
     """Differences only at elements whose reduction saw a NaN (in data or an update)."""
     data, updates = case.inputs["data"], case.inputs["updates"]
     targets = _duplicate_targets(case.inputs["indices"], np.asarray(case.inputs["axis"]).reshape(-1)[0], data.shape)
-    differ = [tuple(w) for w in np.argwhere(~_equal_mask(got[0], want[0]))]
+    differ = [tuple(w) for w in np.argwhere(~equal(got[0], want[0]))]
     touched_nan = {t for t, sources in targets.items()
                    if np.isnan(data[t]) or any(np.isnan(updates[p]) for p in sources)}
     if differ and all(w in touched_nan for w in differ):
@@ -192,17 +187,17 @@ def _hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.ndarray]]]:
     return hyps
 
 
-def explain(case: Case, got, want) -> Check | None:
+def explain(case: Case, got, want, ov=None) -> Check | None:
     """An explained check when a known behaviour of OpenVINO accounts for the difference."""
-    diff = ov.difference(case, got, want)
+    diff = first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)
     for topic, what, recompute in _hypotheses(case):
         if matches(case, got, [recompute()])[0]:
-            return ov.check("explained", topic, reason(topic, "openvino", case.op),
-                            f"{diff}; OpenVINO's answer equals {what}: {ov.short(got)}")
+            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
+                            f"{diff}; OpenVINO's answer equals {what}: {short(got)}")
     if has_nan(case.inputs["data"]) or has_nan(case.inputs["updates"]):
         evidence = _nan_evidence(case, got, want)
         if evidence:
-            return ov.check("explained", "nan", reason("nan", "openvino"), f"{diff}; {evidence}; OpenVINO: {ov.short(got)}")
+            return verdict("openvino", "explained", "nan", reason("nan", "openvino"), f"{diff}; {evidence}; OpenVINO: {short(got)}")
     return None
 
 
@@ -221,10 +216,10 @@ def explain_standalone(case: Case, got, want) -> Check | None:
     seen = np.asarray(got[0]).astype(np.float32)
     if seen.shape != simulated.shape:
         return None
-    near = _equal_mask(seen, simulated) | (np.abs(seen - simulated) <= np.spacing(np.abs(simulated)))
+    near = equal(seen, simulated) | (np.abs(seen - simulated) <= np.spacing(np.abs(simulated)))
     if not near.all():
         return None
-    steps = int((~_equal_mask(seen, simulated)).sum())
-    return ov.check("explained", "float64-precision", reason("float64-precision", "openvino", case.op),
-                    f"{ov.difference(case, got, want)}; OpenVINO's answer equals the CPU plugin's float32 arithmetic, "
-                    f"simulated in order, but for {steps} element(s) one float32 step away: {ov.short(got)}")
+    steps = int((~equal(seen, simulated)).sum())
+    return verdict("openvino", "explained", "float64-precision", reason("float64-precision", "openvino", case.op),
+                    f"{first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)}; OpenVINO's answer equals the CPU plugin's float32 arithmetic, "
+                    f"simulated in order, but for {steps} element(s) one float32 step away: {short(got)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ... import dtypes
+from .divergences import DIVERGENCES
 from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, Deferred, OpSpec, TypeParam
 
 __all__ = ["SCATTER_ELEMENTS_UPDATE", "REDUCTIONS"]
@@ -16,6 +17,47 @@ def _infer(ctx) -> None:
     if data_type is not None:
         ctx.set_output_type(0, data_type)
 
+
+# The op's layers, each imported on first use by a plain relative import: they import the core
+# that holds this spec (tests/test_structure.py allows these links and no other upward import).
+def _reference():
+    from .reference import scatter_elements_update
+    return scatter_elements_update
+
+
+def _kernel():
+    from .kernel import scatter_elements_update
+    return scatter_elements_update
+
+
+def _openvino():
+    from .openvino import convert
+    return convert
+
+
+def _lowering():
+    from . import lowering
+    return lowering
+
+
+def _conformance():
+    from . import conformance
+    return conformance
+
+
+def _oracle():
+    from . import oracle
+    return oracle
+
+
+def _bench():
+    from . import bench
+    return bench
+
+
+def _audit():
+    from . import audit
+    return audit
 
 SCATTER_ELEMENTS_UPDATE = OpSpec(
     domain=OPENVINO_DOMAIN,
@@ -45,12 +87,14 @@ SCATTER_ELEMENTS_UPDATE = OpSpec(
     # float64 holds a sum or mean exactly enough to round once, back to the original type.
     carrier=Carrier(via="double", inputs=(0, 2), rounds=True),
     infer_shapes=_infer,
-    reference=Deferred("ortops.ops.scatter_elements_update.reference", "scatter_elements_update"),
-    kernel=Deferred("ortops.ops.scatter_elements_update.kernel", "scatter_elements_update"),
-    openvino=Deferred("ortops.ops.scatter_elements_update.openvino", "convert"),
-    conformance="ortops.ops.scatter_elements_update.conformance",
-    oracle="ortops.ops.scatter_elements_update.oracle",
-    bench="ortops.ops.scatter_elements_update.bench",
-    lowering="ortops.ops.scatter_elements_update.lowering",
+    reference=Deferred(_reference),
+    kernel=Deferred(_kernel),
+    openvino=Deferred(_openvino),
+    conformance=_conformance,
+    oracle=_oracle,
+    bench=_bench,
+    lowering=_lowering,
+    audit=_audit,
+    divergences=DIVERGENCES,
     session_path="pyop",  # measured: NumPy behind the bridge beats ORT's ScatterElements (docs/performance.md)
 )

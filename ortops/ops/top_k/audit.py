@@ -1,6 +1,6 @@
 """How ``ortops compare`` audits TopK nodes: the standard ONNX ``TopK`` and ``ortops.openvino::TopK``.
 
-Two runtimes' answers are judged by :func:`ortops.compare.selection.judge_selection`: both valid
+Two runtimes' answers are judged by :func:`ortops.ops.selection.judge_selection`: both valid
 top-k selections of the same data that differ only among equal values are a tie (topic ``ties``);
 differing slices that hold NaN are topic ``nan``; anything else is unexplained.
 """
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...compare.findings import Audit, Capture, Finding, attribute
-from ...compare.selection import judge_selection
+from ...graph import attribute
+from ...verdicts import Audit, Capture, Finding
+from ..selection import judge_selection
 from ..spec import OPENVINO_DOMAIN
 
 __all__ = ["AUDITS"]

@@ -6,6 +6,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...timed_cases import Case, Target, dims
+
 __all__ = ["BUILT_IN", "SCALING", "REFERENCE_LIMITS", "TINY", "name", "elements", "inputs", "cases", "call",
            "ortops_model", "ortops_feed",
            "scaling_params", "memory_params"]
@@ -22,8 +24,6 @@ _SORTS = ("value", "index", "none")
 
 
 def name(p: dict) -> str:
-    from ...bench.cases import dims
-
     return f"{dims(p['shape'])} axis={p['axis']} k={p['k']} sort={p['sort']}"
 
 
@@ -37,8 +37,6 @@ def inputs(p: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 def cases(tiny: bool, have_openvino: bool, reference) -> list:
     """The cases; ``reference(p)`` gives the reference implementation (if it runs) and notes."""
-    from ...bench.cases import Case, Target
-
     ov_top_k = ("openvino stable=1", "openvino stable=0") if have_openvino else ()
     shapes = ([((2, 640), 1, 5), ((1, 8), 1, 3)] if tiny else
               [((64, 32000), 1, 50), ((1, 3, 224, 224), 3, 10), ((1, 1_000_000), 1, 100),
@@ -74,24 +72,22 @@ def _openvino_top_k(p: dict, stable: bool):
     return compiled.create_infer_request()
 
 
-def call(impl: str, p: dict, feed: dict[str, np.ndarray]) -> Callable[[], Any] | None:
-    """A zero-argument function running ``impl`` once; None for an unknown implementation."""
+def call(impl: str, p: dict, feed: dict[str, np.ndarray], sessions) -> Callable[[], Any] | None:
+    """A zero-argument function running ``impl`` once (its sessions from ``sessions``); None for an
+    unknown implementation."""
     from onnx import TensorProto
 
-    import ortops
-
     from ... import builder, reference
-    from ...bench.calls import plain_session, timed_options
 
     x, k = feed["data"], np.array([p["k"]], np.int64)
     rank, axis, sort = len(p["shape"]), p["axis"], p["sort"]
     if impl == "ortops":
-        session, inputs = ortops.InferenceSession(ortops_model(p), timed_options()), ortops_feed(p, feed)
+        session, inputs = sessions.ortops(ortops_model(p)), ortops_feed(p, feed)
         return lambda: session.run(None, inputs)
     if impl == "built-in":
         model = builder.onnx_top_k_model(11, TensorProto.FLOAT, rank, axis=axis, largest=1,
                                          sorted=0 if sort == "none" else 1)
-        session, inputs = plain_session(model), {"X": x, "K": k}
+        session, inputs = sessions.plain(model), {"X": x, "K": k}
         return lambda: session.run(None, inputs)
     if impl.startswith("openvino"):
         request = _openvino_top_k(p, stable=impl.endswith("stable=1"))

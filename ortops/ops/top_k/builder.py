@@ -8,7 +8,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from ... import dtypes
-from .spec import TOP_K
+from .spec import INDEX_ELEMENT_TYPES, TOP_K
 from ...builder.common import custom_node, dims, make_model
 
 __all__ = ["TOP_K_VERSIONS", "top_k", "onnx_top_k", "top_k_model", "onnx_top_k_model", "top_k_side_by_side"]
@@ -51,7 +51,7 @@ def onnx_top_k(version: int, X: str, K: str | None, *, axis: int = -1, largest: 
 def top_k_model(data_type: int, rank: int, *, axis: int, mode: str, sort: str, stable: int = 0,
                 index_element_type: str = "i32", k_type: int = TensorProto.INT64, k_shape: Sequence[int] = (1,)) -> onnx.ModelProto:
     """Model ``(data, k) -> (values, indices)`` with one ortops TopK node."""
-    index_type = dtypes.from_numpy(dtypes.INDEX_ELEMENT_TYPES[index_element_type]).onnx
+    index_type = dtypes.from_numpy(INDEX_ELEMENT_TYPES[index_element_type]).onnx
     node = top_k("data", "k", axis=axis, mode=mode, sort=sort, stable=stable,
                  index_element_type=index_element_type, name="top_k")
     out_dims = [None] * rank
@@ -91,7 +91,7 @@ def top_k_side_by_side(version: int, data_type: int, rank: int, *, k: int, axis:
     standard = onnx_top_k(version, "data", None if version == 1 else "k", axis=axis, largest=largest, sorted=1,
                           k=k if version == 1 else None, outputs=("onnx_values", "onnx_indices"),
                           name=f"onnx_top_k_{version}")
-    index_type = dtypes.from_numpy(dtypes.INDEX_ELEMENT_TYPES[index_element_type]).onnx
+    index_type = dtypes.from_numpy(INDEX_ELEMENT_TYPES[index_element_type]).onnx
     out_dims = [None] * rank
     return make_model(
         [custom, standard],

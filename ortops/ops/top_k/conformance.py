@@ -22,6 +22,8 @@ import itertools
 import numpy as np
 from onnx import TensorProto, helper
 
+from onnx.helper import np_dtype_to_tensor_dtype
+
 from ... import reference
 from ...builder import (
     TOP_K_VERSIONS,
@@ -34,17 +36,17 @@ from ...builder import (
     top_k_side_by_side,
 )
 from ...checks import normalize_axis
-from ...dtypes import INDEX_ELEMENT_TYPES, numpy_to_onnx
+from .spec import INDEX_ELEMENT_TYPES
 from ...divergences import reason
 from ...errors import OpError
-from ...reporting.difference import Difference, preview
-from ...conformance.cases import Case, Check
-from ...conformance.compare import difference, has_nan, has_ties, same
-from ...conformance.onnx_vectors import onnx_vectors
-from ...conformance.sessions import BuiltinUnavailable, ortops_session, plain_session
+from ...arrays import preview
+from ...verdicts import Case, Check, Difference, difference
+from ...arrays import has_nan, has_ties, same
+from ...onnx_vectors import onnx_vectors
+from ...sessions import BuiltinUnavailable, ortops_session, plain_session
 
 __all__ = ["judge", "seed_cases", "generated_cases", "onnx_backend_cases", "real_model_cases", "CASE_SOURCES",
-           "topics", "valid_top_k", "case_model"]
+           "topics", "valid_top_k", "reference_answer", "case_model"]
 
 OP = "TopK"
 _FLOATS = (np.float32, np.float64)
@@ -52,7 +54,7 @@ _NAN_NOTE = reason("nan", "onnxruntime", OP)
 
 
 def _run_ortops(data: np.ndarray, k: np.ndarray, attrs: dict):
-    model = top_k_model(numpy_to_onnx(data.dtype), data.ndim, **attrs, k_type=numpy_to_onnx(k.dtype), k_shape=k.shape)
+    model = top_k_model(np_dtype_to_tensor_dtype(data.dtype), data.ndim, **attrs, k_type=np_dtype_to_tensor_dtype(k.dtype), k_shape=k.shape)
     return ortops_session(model).run(None, {"data": data, "k": k})
 
 
@@ -117,7 +119,7 @@ def _builtin_checks(case: Case, version: int, got) -> list[Check]:
             return [Check(oracle, "skipped", f"TopK-{version} has no 'largest' attribute; mode=min cannot map")]
         if data.dtype not in _FLOATS:
             return [Check(oracle, "skipped", f"TopK-{version}'s spec allows float types only, not {data.dtype}")]
-    model = top_k_side_by_side(version, numpy_to_onnx(data.dtype), data.ndim, k=int(k.reshape(())), **attrs)
+    model = top_k_side_by_side(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, k=int(k.reshape(())), **attrs)
     try:
         values, indices, b_values, b_indices = ortops_session(model).run(None, {"data": data})
     except BuiltinUnavailable as exc:
@@ -139,7 +141,7 @@ def _builtin_checks(case: Case, version: int, got) -> list[Check]:
     return checks
 
 
-def _reference(data: np.ndarray, k: np.ndarray, attrs: dict):
+def reference_answer(data: np.ndarray, k: np.ndarray, attrs: dict):
     """The reference answer; float16 is ranked as float32 (exact: the same values, same order)."""
     if data.dtype == np.float16:
         values, indices = reference.top_k(data.astype(np.float32), k, **attrs)
@@ -159,7 +161,7 @@ def _judge_error(case: Case, error: OpError) -> list[Check]:
         checks.append(Check("ortops", "unexplained", "the reference raises OpError, ortops returned a result",
                             detail=str(error)))
     for version in case.onnx_versions:
-        model = onnx_top_k_model(version, numpy_to_onnx(data.dtype), data.ndim, axis=attrs["axis"],
+        model = onnx_top_k_model(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=attrs["axis"],
                                  largest=int(attrs["mode"] == "max"))
         try:
             values, _ = plain_session(model).run(None, {"X": data, "K": k.astype(np.int64).reshape(1)})
@@ -181,7 +183,7 @@ def judge(case: Case) -> list[Check]:
         return _judge_bfloat16(case)
     data, k, attrs = case.inputs["data"], case.inputs["k"], case.attrs
     try:
-        ref = _reference(data, k, attrs)
+        ref = reference_answer(data, k, attrs)
     except OpError as error:
         return _judge_error(case, error)
     got = _run_ortops(data, k, attrs)
@@ -206,7 +208,7 @@ def _bfloat16_model(data: np.ndarray, k: int, attrs: dict, version: int | None):
     nodes = [helper.make_node("Cast", ["data"], ["data_bf16"], to=bf16),
              top_k("data_bf16", "k", **attrs, outputs=("values_bf16", "indices"), name="ortops_top_k"),
              helper.make_node("Cast", ["values_bf16"], ["values"], to=f32)]
-    index_type = numpy_to_onnx(INDEX_ELEMENT_TYPES[attrs["index_element_type"]])
+    index_type = np_dtype_to_tensor_dtype(INDEX_ELEMENT_TYPES[attrs["index_element_type"]])
     out_dims = [None] * data.ndim
     outputs = [("values", f32, out_dims), ("indices", index_type, out_dims)]
     if version is not None:
@@ -343,7 +345,7 @@ def generated_cases(seed: int = 2026) -> list[Case]:
 
 def real_model_cases() -> list[Case]:
     """Per-step top-5 candidates of the real model's softmax, for every text in :data:`TEXTS`."""
-    from ...conformance.real_model import IN_GRAPH, TEXTS, TOP_K, line_name, ocr_run
+    from ...real_model import IN_GRAPH, TEXTS, TOP_K, line_name, ocr_run
 
     cases = []
     for n, text in enumerate(TEXTS):
@@ -361,7 +363,8 @@ def real_model_cases() -> list[Case]:
         stem = f"{line_name(n)}_topk{TOP_K}"
         cases.append(_case(stem, "real-model", probs, TOP_K, **IN_GRAPH,
                            expected={"values": values, "indices": indices},
-                           expected_from="TopK-11 inside the OCR graph", versions=(11, 24), details=details))
+                           expected_from="TopK-11 inside the OCR graph", expected_family="onnxruntime",
+                           versions=(11, 24), details=details))
         variant = [dict(mode="max", sort="index", stable=0, index_element_type="i32"),
                    dict(mode="min", sort="value", stable=1, index_element_type="i32"),
                    dict(mode="max", sort="none", stable=0, index_element_type="i64"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .checks import check_top_k
-from ...dtypes import INDEX_ELEMENT_TYPES
+from .spec import INDEX_ELEMENT_TYPES
 from ...kernels.selection import top_k_indices
 
 __all__ = ["top_k"]

@@ -21,10 +21,11 @@ that sorts the selected indices ascending, and a GatherElements of the values.
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, numpy_helper
+from onnx import TensorProto
 
 from ...checks import INT32_MAX
 from ...lowering import ERRORS_TRANSLATED, NotLowerable
+from ..compose import NAN_ORDER, no_nan, select
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "select", "WIDENED"]
 
@@ -93,8 +94,6 @@ def checks(b, site) -> list[tuple[str, str]]:
     return result
 
 
-#: The runtime fact that makes the NaN hazard unnecessary (see :func:`runtime_facts`).
-NAN_ORDER = "topk_nan_order"
 #: The runtime fact that ORT's TopK fails for a negative k and a k above the axis length.
 REJECTS_K = "topk_rejects_bad_k"
 
@@ -158,14 +157,6 @@ def hazards(b, site) -> list[str]:
     return [no_nan(b, _key(b, site))]
 
 
-def no_nan(b, x: str) -> str:
-    """True unless ``x`` may hold NaN (its sum is not NaN)."""
-    return b.add("Not", [b.add("IsNaN", [b.reduce("ReduceSum", x)])])
-
-
-_KEYS: dict[int, str] = {}
-
-
 def _key(b, site) -> str:
     """The data in a type ORT's TopK sorts exactly like ortops (one Cast per builder)."""
     data = site.node.input[0]
@@ -202,38 +193,6 @@ def _k_failing_in_topk(b, site) -> str:
             b.add("Gather", [b.add("Shape", [data]), b.const(np.array([axis], np.int64))])
         bad = b.add("Or", [bad, b.add("Greater", [dim, b.const(np.array([INT32_MAX + 1], np.int64))])])
     return b.add("Where", [bad, b.const(np.array([-1], np.int64)), k])
-
-
-def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.float32) -> tuple[str, str]:
-    """(values, int64 indices) of the first k of a stable sort of ``key`` along ``axis``
-    (descending for ``largest``), ortops' order; ``nan``: ``key`` may hold NaN, which ranks
-    above +inf (all NaNs equal); ``dtype`` is the NumPy dtype of ``key``."""
-    if not nan:
-        values, indices = b.add("TopK", [key, k], 2, axis=axis, largest=largest, sorted=1)
-        return values, indices
-    is_nan = b.add("IsNaN", [key])
-    # Where(c, X, Y) turns a -0.0 taken from X into +0.0: the data goes in Y (the ties ignore signs anyway).
-    finite = b.add("Where", [is_nan, b.const(np.zeros((), dtype)), key])
-    dim = b.add("Reshape", [b.add("Gather", [b.add("Shape", [key]), b.const(np.int64(axis))]),
-                            b.const(np.array([1], np.int64))])
-    _, by_value = b.add("TopK", [finite, dim], 2, axis=axis, largest=largest, sorted=1)
-    flags = b.add("GatherElements", [b.cast(is_nan, TensorProto.INT64), by_value], axis=axis)
-    # Then by "is NaN" (first for largest, last for smallest), keeping the first pass's order
-    # among equal flags through distinct keys flag * n + rank (the rank reversed for largest):
-    # no tie is left to the second TopK, whatever order a runtime gives equal keys.
-    rank = _positions(b, flags, axis)
-    if largest:
-        rank = b.add("Sub", [b.add("Sub", [dim, b.const(np.int64(1))]), rank])
-    keys = b.add("Add", [b.add("Mul", [flags, dim]), rank])
-    _, order = b.add("TopK", [keys, k], 2, axis=axis, largest=largest, sorted=1)
-    indices = b.add("GatherElements", [by_value, order], axis=axis)
-    return b.add("GatherElements", [key, indices], axis=axis), indices
-
-
-def _positions(b, x: str, axis: int) -> str:
-    """0, 1, 2, ... along ``axis``, int64, in the shape of ``x``."""
-    ones = b.add("ConstantOfShape", [b.add("Shape", [x])], value=numpy_helper.from_array(np.ones(1, np.int64)))
-    return b.add("CumSum", [ones, b.const(np.int64(axis))], exclusive=1)
 
 
 def fast(b, site) -> list[str]:

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import reference
+from onnx.helper import np_dtype_to_tensor_dtype
+
 from ...checks import normalize_axis
-from ...conformance import openvino_oracle as ov
-from ...conformance.cases import Case, Check
-from ...conformance.compare import bitwise_same, has_nan, same
+from ...interop.openvino import to_work
+from ...verdicts import Case, Check, verdict
+from .spec import INDEX_ELEMENT_TYPES, TOP_K
+from ...arrays import bitwise_same, first_difference, has_nan, order_ranks, same, short
 from ...divergences import reason
-from ...dtypes import INDEX_ELEMENT_TYPES, numpy_to_onnx
-from .conformance import valid_top_k
+from .conformance import reference_answer, valid_top_k
 
 __all__ = ["ALTERNATIVE", "model", "expected", "matches", "check_output", "explain", "explain_standalone"]
 
@@ -32,17 +33,13 @@ def model(case: Case):
     from ...builder import top_k_model
 
     data, k = case.inputs["data"], case.inputs["k"]
-    return top_k_model(numpy_to_onnx(data.dtype), data.ndim, **case.attrs, k_type=numpy_to_onnx(k.dtype),
+    return top_k_model(np_dtype_to_tensor_dtype(data.dtype), data.ndim, **case.attrs, k_type=np_dtype_to_tensor_dtype(k.dtype),
                        k_shape=k.shape)
 
 
 def expected(inputs: dict, attrs: dict) -> list[np.ndarray]:
     """ortops' answer (the reference), float16 carried through float32 as ortops does (exact)."""
-    data = inputs["data"]
-    if data.dtype == np.float16:
-        values, indices = reference.top_k(data.astype(np.float32), inputs["k"], **attrs)
-        return [values.astype(np.float16), indices]
-    return list(reference.top_k(data, inputs["k"], **attrs))
+    return list(reference_answer(inputs["data"], inputs["k"], attrs))
 
 
 def matches(case: Case, got, want) -> tuple[bool, bool]:
@@ -61,7 +58,7 @@ def check_output(case: Case, got) -> Check | None:
     """An unexplained check when OpenVINO's indices do not have the type index_element_type asks."""
     index_type = INDEX_ELEMENT_TYPES[case.attrs.get("index_element_type", "i32")]
     if got[1].dtype != index_type:
-        return ov.check("unexplained", None, "OpenVINO's indices have the wrong type",
+        return verdict("openvino", "unexplained", None, "OpenVINO's indices have the wrong type",
                         f"{got[1].dtype}, index_element_type={case.attrs.get('index_element_type')}")
     return None
 
@@ -86,7 +83,7 @@ def _narrowings(case: Case):
     none cannot be the cause of a difference)."""
     data = case.inputs["data"]
     for topic, what, work in _hypotheses(case):
-        narrowed = ov.to_work(data, work)
+        narrowed = to_work(data, work)
         if work.kind == "f":
             unchanged = same(narrowed.astype(data.dtype), data)
         else:  # as numbers: uint32 -> int32 loses nothing on the way back, but reorders
@@ -95,40 +92,41 @@ def _narrowings(case: Case):
             yield topic, what, work, narrowed
 
 
-def _explain_narrowing(case: Case, got) -> Check | None:
+def _explain_narrowing(case: Case, got, ov) -> Check | None:
     """A known TopK narrowing that accounts for OpenVINO's answer, compared in the type the CPU
     plugin computes in (so that order and ties are judged as OpenVINO sees the values)."""
     for topic, what, work, narrowed in _narrowings(case):
         seen = Case(case.name, case.op, case.source, {**case.inputs, "data": narrowed}, case.attrs)
         model = expected(seen.inputs, case.attrs)
-        got_seen = [ov.to_work(got[0], work), got[1]]
+        got_seen = [to_work(got[0], work), got[1]]
         ok, _ = matches(seen, got_seen, model)
         ties = ""
         if not ok:  # sort=index keeps its own equal values at the k boundary
-            evidence = index_ties_evidence(case, got_seen, model, work)
+            evidence = index_ties_evidence(case, got_seen, model, ov, work)
             ok, ties = bool(evidence), f", up to equal values at the k boundary ({evidence})"
         if ok:
             want = expected(case.inputs, case.attrs)
-            return ov.check("explained", topic, reason(topic, "openvino", case.op),
-                          f"{ov.difference(case, got, want)}; OpenVINO's answer equals {what}{ties}: {ov.short(got)}")
+            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
+                          f"{first_difference(TOP_K.outputs, got, want)}; OpenVINO's answer equals {what}{ties}: {short(got)}")
     return None
 
 
-def index_ties_evidence(case: Case, got, want, work=None) -> str | None:
+def index_ties_evidence(case: Case, got, want, ov, work=None) -> str | None:
     """TopK sort=index: OpenVINO's answer is a valid top-k that keeps other equal values than
     ortops at the k boundary, and OpenVINO's own sort=value answer, re-ordered by index, is
     ortops' answer: the difference is only which equal values sort=index selects.
 
-    With ``work``, values are compared as OpenVINO's CPU plugin computes them (``got`` and
+    ``ov`` runs OpenVINO again (:class:`ortops.conformance.contracts.OpenVinoTools`). With
+    ``work``, values are compared as OpenVINO's CPU plugin computes them (``got`` and
     ``want`` already in that type)."""
     attrs = case.attrs
-    data = case.inputs["data"] if work is None else ov.to_work(case.inputs["data"], work)
+    data = case.inputs["data"] if work is None else to_work(case.inputs["data"], work)
     axis = normalize_axis("TopK", attrs["axis"], data.ndim)
     if attrs["sort"] != "index" or not valid_top_k(data, axis, attrs, got[0], got[1], want[0]):
         return None
     by_value = ov.run_openvino(Case(case.name, case.op, case.source, case.inputs, {**attrs, "sort": "value"}))
     if work is not None:
-        by_value[0] = ov.to_work(by_value[0], work)
+        by_value[0] = to_work(by_value[0], work)
     order = np.argsort(by_value[1], axis=axis, kind="stable")
     reordered = [np.take_along_axis(a, order, axis=axis) for a in by_value]
     if not (same(reordered[0], want[0]) and same(reordered[1], want[1])):
@@ -137,22 +135,23 @@ def index_ties_evidence(case: Case, got, want, work=None) -> str | None:
             "k boundary; OpenVINO's own sort='value' answer, re-ordered by index, equals ortops'")
 
 
-def explain(case: Case, got, want) -> Check | None:
+def explain(case: Case, got, want, ov) -> Check | None:
     """An explained check when a known behaviour of OpenVINO accounts for the difference."""
-    check = _explain_narrowing(case, got)
+    check = _explain_narrowing(case, got, ov)
     if check is not None:
         return check
-    diff = ov.difference(case, got, want)
+    diff = first_difference(TOP_K.outputs, got, want)
     data = case.inputs["data"]
     if not has_nan(data):
-        evidence = index_ties_evidence(case, got, want)
+        evidence = index_ties_evidence(case, got, want, ov)
         if evidence:
-            return ov.check("explained", "ties", reason("ties", "openvino", case.op),
-                            f"{diff}; {evidence}; OpenVINO: {ov.short(got)}")
+            return verdict("openvino", "explained", "ties", reason("ties", "openvino", case.op),
+                            f"{diff}; {evidence}; OpenVINO: {short(got)}")
         return None
-    evidence = ov.nan_evidence(case, fallback=index_ties_evidence)  # sort=index picks its own equal values
+    # sort=index picks its own equal values
+    evidence = ov.nan_evidence(case, fallback=lambda c, g, w: index_ties_evidence(c, g, w, ov))
     if evidence:
-        return ov.check("explained", "nan", reason("nan", "openvino"), f"{diff}; {evidence}; OpenVINO: {ov.short(got)}")
+        return verdict("openvino", "explained", "nan", reason("nan", "openvino"), f"{diff}; {evidence}; OpenVINO: {short(got)}")
     return None
 
 
@@ -179,21 +178,21 @@ def explain_standalone(case: Case, got, want) -> Check | None:
     asks for. The topic is ``"ties"``, or the narrowing's when the type changed a value."""
     data, attrs = case.inputs["data"], case.attrs
     topic, work = _work(case)
-    seen = ov.to_work(data, work)
+    seen = to_work(data, work)
     axis = normalize_axis("TopK", attrs["axis"], data.ndim)
     indices = np.asarray(got[1]).astype(np.int64)
     if indices.shape != want[1].shape or np.any(indices < 0) or np.any(indices >= data.shape[axis]):
         return None
-    if not bitwise_same(np.take_along_axis(seen, indices, axis=axis), ov.to_work(np.asarray(got[0]), work)):
+    if not bitwise_same(np.take_along_axis(seen, indices, axis=axis), to_work(np.asarray(got[0]), work)):
         return None
-    ranks = ov.order_ranks(seen).astype(np.float64)
+    ranks = order_ranks(seen).astype(np.float64)
     want_seen = expected({**case.inputs, "data": seen}, attrs)[1].astype(np.int64)
     if not valid_top_k(ranks, axis, attrs, np.take_along_axis(ranks, indices, axis=axis), indices,
                        np.take_along_axis(ranks, want_seen, axis=axis)):
         return None
     runtime = "openvino" if topic != "ties" else "openvino-onnx"
     return Check("", "explained", reason(topic, runtime, case.op),
-                 f"{ov.difference(case, got, want)}; OpenVINO's answer is another valid top-k: the data's own "
+                 f"{first_difference(TOP_K.outputs, got, want)}; OpenVINO's answer is another valid top-k: the data's own "
                  f"values{' as the CPU plugin computes them' if topic != 'ties' else ''}, the same selection in "
-                 f"ortops' order (NaN above +inf, -0.0 == +0.0), other indices among equal values: {ov.short(got)}",
+                 f"ortops' order (NaN above +inf, -0.0 == +0.0), other indices among equal values: {short(got)}",
                  topic=topic)

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .checks import check_top_k
-from ...dtypes import INDEX_ELEMENT_TYPES
+from .spec import INDEX_ELEMENT_TYPES
 from .spec import TOP_K
 
 __all__ = ["TopKResult", "top_k"]

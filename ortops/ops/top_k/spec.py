@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import numpy as np
+from onnx.helper import make_tensor_type_proto
+
 from ... import dtypes
-from ..inference import attr_value, constant_scalar, input_dims, tensor_type
+from ..inference import attr_value, constant_scalar, input_dims
+from .divergences import DIVERGENCES
 from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, Deferred, OpSpec, TypeParam, Variant
 
-__all__ = ["TOP_K"]
+__all__ = ["TOP_K", "INDEX_ELEMENT_TYPES"]
 
+#: The ``index_element_type`` attribute values and the dtypes of the indices they choose.
+INDEX_ELEMENT_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 #: index_element_type -> the ONNX name of the indices' type.
-_INDEX_TYPES = {name: dtypes.from_numpy(dtype).name for name, dtype in dtypes.INDEX_ELEMENT_TYPES.items()}
+_INDEX_TYPES = {name: dtypes.from_numpy(dtype).name for name, dtype in INDEX_ELEMENT_TYPES.items()}
 
 
 def _infer(ctx) -> None:
@@ -26,9 +32,50 @@ def _infer(ctx) -> None:
     index_type = attr_value(ctx, "index_element_type", "i32")
     index_type = index_type.decode() if isinstance(index_type, bytes) else index_type
     index_row = dtypes.from_name(_INDEX_TYPES.get(index_type, _INDEX_TYPES["i32"]))
-    ctx.set_output_type(0, tensor_type(data_type.tensor_type.elem_type, dims))
-    ctx.set_output_type(1, tensor_type(index_row.onnx, dims))
+    ctx.set_output_type(0, make_tensor_type_proto(data_type.tensor_type.elem_type, dims))
+    ctx.set_output_type(1, make_tensor_type_proto(index_row.onnx, dims))
 
+
+# The op's layers, each imported on first use by a plain relative import: they import the core
+# that holds this spec (tests/test_structure.py allows these links and no other upward import).
+def _reference():
+    from .reference import top_k
+    return top_k
+
+
+def _kernel():
+    from .kernel import top_k
+    return top_k
+
+
+def _openvino():
+    from .openvino import convert
+    return convert
+
+
+def _lowering():
+    from . import lowering
+    return lowering
+
+
+def _conformance():
+    from . import conformance
+    return conformance
+
+
+def _oracle():
+    from . import oracle
+    return oracle
+
+
+def _bench():
+    from . import bench
+    return bench
+
+
+def _audit():
+    from . import audit
+    return audit
 
 TOP_K = OpSpec(
     domain=OPENVINO_DOMAIN,
@@ -60,12 +107,14 @@ TOP_K = OpSpec(
     variants=tuple(Variant(f"_{name}", (("index_element_type", name),), (("T_IND", (t,)),))
                    for name, t in _INDEX_TYPES.items()),
     infer_shapes=_infer,
-    reference=Deferred("ortops.ops.top_k.reference", "top_k"),
-    kernel=Deferred("ortops.ops.top_k.kernel", "top_k"),
-    openvino=Deferred("ortops.ops.top_k.openvino", "convert"),
-    conformance="ortops.ops.top_k.conformance",
-    oracle="ortops.ops.top_k.oracle",
-    bench="ortops.ops.top_k.bench",
-    lowering="ortops.ops.top_k.lowering",
+    reference=Deferred(_reference),
+    kernel=Deferred(_kernel),
+    openvino=Deferred(_openvino),
+    conformance=_conformance,
+    oracle=_oracle,
+    bench=_bench,
+    lowering=_lowering,
+    audit=_audit,
+    divergences=DIVERGENCES,
     session_path="lowered",
 )

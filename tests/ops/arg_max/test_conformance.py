@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ortops.ops.arg_max import conformance as suite
-from ortops.conformance import real_model
+from ortops import real_model
 from ortops.conformance.cases import Case, combine
 from ortops.conformance.runner import collect_cases, judge_case, suite as suite_of
 

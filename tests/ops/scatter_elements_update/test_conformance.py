@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from ortops import conformance
-from ortops.conformance import real_model, runner
+from ortops import real_model
+from ortops.conformance import runner
 from ortops.ops.scatter_elements_update import conformance as suite
-from ortops.conformance.cases import SOURCES
+from ortops.verdicts import SOURCES
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +95,7 @@ def test_onnx_backend_vectors_do_not_depend_on_what_was_collected_before(monkeyp
     # imported; after another op's collection it holds that op's cases. The suite must not use it.
     import onnx.backend.test.case.node as node_cases
 
-    from ortops.conformance.onnx_vectors import onnx_vectors
+    from ortops.onnx_vectors import onnx_vectors
 
     def refuse(*args, **kwargs):
         raise AssertionError("collect_testcases used")

@@ -64,7 +64,7 @@ def test_nan_case_against_builtin_is_agree_or_explained_never_hidden():
 def test_a_nan_difference_is_explained_with_the_difference_shown(other):
     data = np.array([1, np.nan, 3, -np.inf, np.inf, np.nan, 2], np.float32)
     case = top_k._case("t", "generated", data, 4, axis=0, mode="max", sort="value", stable=1)
-    got = top_k._reference(data, case.inputs["k"], case.attrs)
+    got = top_k.reference_answer(data, case.inputs["k"], case.attrs)
     values, indices = np.array(other[0], np.float32), np.array(other[1], np.int32)
     check = top_k._versus("onnxruntime TopK-11", case, got, (values, indices), order_defined=True)
     assert check.status == "explained" and "NaN" in check.reason
@@ -74,7 +74,7 @@ def test_a_nan_difference_is_explained_with_the_difference_shown(other):
 def test_the_same_difference_without_nan_is_unexplained():
     data = np.array([1, 0, 3, -np.inf, np.inf, 0, 2], np.float32)
     case = top_k._case("t", "generated", data, 4, axis=0, mode="max", sort="value", stable=1)
-    got = top_k._reference(data, case.inputs["k"], case.attrs)
+    got = top_k.reference_answer(data, case.inputs["k"], case.attrs)
     other = (np.array([np.inf, 3, 1, 0], np.float32), np.array([4, 2, 0, 1], np.int32))
     assert top_k._versus("onnxruntime TopK-11", case, got, other, order_defined=True).status == "unexplained"
 
@@ -136,7 +136,7 @@ def test_oracles_map_groups_checks_by_family():
 
 
 def test_real_model_cases_are_collected_with_the_ocr_extra():
-    from ortops.conformance import real_model
+    from ortops import real_model
 
     if not real_model.available():
         pytest.skip("the ocr extra is not installed")

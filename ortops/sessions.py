@@ -1,4 +1,5 @@
-"""Cached ONNX Runtime sessions for the conformance runner (models are built once per key).
+"""Cached ONNX Runtime sessions the judges run models in (the conformance suites and runner):
+built once per model.
 
 Bounded in memory and threads: at most :data:`CACHE_SIZE` sessions are kept (the least
 recently used is dropped first; :func:`ortops.runtime.cached`, the process's one home of
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import onnx
 
-from .. import runtime
+from . import runtime
 
 __all__ = ["ortops_session", "plain_session", "BuiltinUnavailable", "CACHE_SIZE", "CACHE", "session_options",
            "clear"]
@@ -53,7 +54,7 @@ def session_options():
 def _build(serialized: bytes, with_ortops: bool):
     import onnxruntime as ort
 
-    from ..session import InferenceSession
+    from .session import InferenceSession
 
     options = session_options()
     try:

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .findings import Finding
+from ..arrays import same
+from ..verdicts import Finding
 
 __all__ = ["judge_selection"]
 
@@ -23,18 +24,14 @@ def _slices(array: np.ndarray, axis: int) -> np.ndarray:
     return array.reshape(-1, array.shape[-1]) if array.ndim else array.reshape(1, 1)
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind == "f" else a == b))
-
-
 def _valid(row, idx, vals, k, largest) -> bool:
     n = row.shape[0]
     if idx.shape[0] != k or np.any(idx < 0) or np.any(idx >= n) or len(set(idx.tolist())) != k:
         return False
-    if not _same(row[idx], vals):
+    if not same(row[idx], vals):
         return False
     order = np.sort(row)[::-1] if largest else np.sort(row)
-    return _same(np.sort(vals), np.sort(order[:k]))
+    return same(np.sort(vals), np.sort(order[:k]))
 
 
 def _stable_choice(row, k, largest) -> np.ndarray:
@@ -68,12 +65,12 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
 
     def close(a, b) -> bool:
         if a.dtype.kind != "f" or other_rows is None:
-            return _same(a, b)
+            return same(a, b)
         a, b = a.astype(np.float64), b.astype(np.float64)
         return bool(np.all((np.abs(a - b) <= atol + rtol * np.abs(a)) | (np.isnan(a) & np.isnan(b))))
 
     differing = [s for s in range(rows.shape[0])
-                 if not (_same(per[0][1][s], per[1][1][s]) and close(per[0][0][s], per[1][0][s]))]
+                 if not (same(per[0][1][s], per[1][1][s]) and close(per[0][0][s], per[1][0][s]))]
     nan_slices, boundary, inside, reordered, invalid, near = [], [], [], [], [], []
     lower = {r: 0 for r in runtimes}
     for s in differing:
@@ -97,7 +94,7 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
         (v0, i0), (v1, i1) = ((v[s], i[s]) for v, i in per)
         if not np.array_equal(np.sort(i0), np.sort(i1)):
             boundary.append(s)  # both valid, other elements: equal values straddle the k-th position
-        elif not _same(v0, v1):
+        elif not same(v0, v1):
             (invalid if ordered == "value" else reordered).append((s, "order") if ordered == "value" else s)
         else:
             inside.append(s)  # the same elements and values, equal values listed in another order

@@ -15,9 +15,9 @@ import importlib.util
 import onnx
 from onnx import TensorProto, helper
 
-from .. import builder
-from ..builder.schemas import SCHEMA_VERSION
-from ..ops import OPENVINO_DOMAIN
+from . import builder
+from .builder.schemas import SCHEMA_VERSION
+from .ops import OPENVINO_DOMAIN
 
 __all__ = ["available", "TEXTS", "TOP_K", "IN_GRAPH", "ocr_run", "line_name"]
 
@@ -42,7 +42,7 @@ def available() -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _extended_model() -> onnx.ModelProto:
-    from .. import ocr
+    from . import ocr
 
     model = ocr.load_model()
     probs = model.graph.output[0].name
@@ -67,7 +67,7 @@ def _extended_model() -> onnx.ModelProto:
 @functools.lru_cache(maxsize=None)
 def ocr_run(text: str) -> dict[str, object]:
     """Render ``text``, run the extended recogniser once, and decode the ortops top-1 path."""
-    from .. import ocr
+    from . import ocr
 
     model = _extended_model()
     session = _session()
@@ -87,6 +87,6 @@ def ocr_run(text: str) -> dict[str, object]:
 
 @functools.lru_cache(maxsize=1)
 def _session():
-    from ..session import InferenceSession
+    from .session import InferenceSession
 
     return InferenceSession(_extended_model())

@@ -1,0 +1,53 @@
+"""Standard-ONNX compositions that several ops' lowerings share (``ortops/ops/<op>/lowering.py``,
+see :mod:`ortops.lowering`): ONNX TopK in ortops' order, where NaN ranks above +inf."""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto, numpy_helper
+
+__all__ = ["NAN_ORDER", "no_nan", "select"]
+
+#: The runtime fact (probed by TopK's lowering, :func:`ortops.lowering.runtime_facts`) that ORT's
+#: TopK-11 orders NaN as ortops does, which makes the NaN hazard unnecessary.
+NAN_ORDER = "topk_nan_order"
+
+
+def no_nan(b, x: str) -> str:
+    """True unless ``x`` may hold NaN (its sum is not NaN)."""
+    return b.add("Not", [b.add("IsNaN", [b.reduce("ReduceSum", x)])])
+
+
+_KEYS: dict[int, str] = {}
+
+
+def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.float32) -> tuple[str, str]:
+    """(values, int64 indices) of the first k of a stable sort of ``key`` along ``axis``
+    (descending for ``largest``), ortops' order; ``nan``: ``key`` may hold NaN, which ranks
+    above +inf (all NaNs equal); ``dtype`` is the NumPy dtype of ``key``."""
+    if not nan:
+        values, indices = b.add("TopK", [key, k], 2, axis=axis, largest=largest, sorted=1)
+        return values, indices
+    is_nan = b.add("IsNaN", [key])
+    # Where(c, X, Y) turns a -0.0 taken from X into +0.0: the data goes in Y (the ties ignore signs anyway).
+    finite = b.add("Where", [is_nan, b.const(np.zeros((), dtype)), key])
+    dim = b.add("Reshape", [b.add("Gather", [b.add("Shape", [key]), b.const(np.int64(axis))]),
+                            b.const(np.array([1], np.int64))])
+    _, by_value = b.add("TopK", [finite, dim], 2, axis=axis, largest=largest, sorted=1)
+    flags = b.add("GatherElements", [b.cast(is_nan, TensorProto.INT64), by_value], axis=axis)
+    # Then by "is NaN" (first for largest, last for smallest), keeping the first pass's order
+    # among equal flags through distinct keys flag * n + rank (the rank reversed for largest):
+    # no tie is left to the second TopK, whatever order a runtime gives equal keys.
+    rank = _positions(b, flags, axis)
+    if largest:
+        rank = b.add("Sub", [b.add("Sub", [dim, b.const(np.int64(1))]), rank])
+    keys = b.add("Add", [b.add("Mul", [flags, dim]), rank])
+    _, order = b.add("TopK", [keys, k], 2, axis=axis, largest=largest, sorted=1)
+    indices = b.add("GatherElements", [by_value, order], axis=axis)
+    return b.add("GatherElements", [key, indices], axis=axis), indices
+
+
+def _positions(b, x: str, axis: int) -> str:
+    """0, 1, 2, ... along ``axis``, int64, in the shape of ``x``."""
+    ones = b.add("ConstantOfShape", [b.add("Shape", [x])], value=numpy_helper.from_array(np.ones(1, np.int64)))
+    return b.add("CumSum", [ones, b.const(np.int64(axis))], exclusive=1)
