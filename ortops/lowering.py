@@ -416,18 +416,30 @@ def _lower_node(node, op: OpSpec, attrs: dict, info: ValueInfo, opset: int | Non
             if conditions else composed(b)
     else:
         # No If around the checks (each If's subgraphs cost session creation): the data input
-        # goes through a Reshape to its own shape plus the checks' sum, 0 unless one fails.
+        # goes through a Reshape to its own shape plus the checks' sum, 0 unless one fails
+        # (ORT then runs every check first). OpenVINO removes such a Reshape, checks and all,
+        # so the sum is also added to each integer input the composition reads (indices, a
+        # dynamic k) and to one output: no kernel sees a bad index, and no output is returned.
         label = f"{op.op_type} node {node.name!r} rejects its input: "
-        gated = site
+        gated, total = site, None
         if checks:
+            total = _failures(b, [(ok, label + reason) for ok, reason in checks])
             gated = copy.copy(site)
             gated.node = _copy(node)
-            gated.node.input[0] = _gate(b, node.input[0], [(ok, label + reason) for ok, reason in checks])
+            gated.node.input[0] = b.add("Reshape", [node.input[0], b.add("Add", [b.add("Shape", [node.input[0]]), total])])
+            for i, name in enumerate(node.input[1:], start=1):
+                if site.elem_types[i] in _INTEGER_TYPES and site.constants[i] is None:
+                    gated.node.input[i] = _add_zero(b, name, site.elem_types[i], total)
         if hazards:
             results = b.if_(b.all_of(list(hazards)), lambda s: module.fast(s, gated), lambda s: module.exact(s, gated),
                             out_types, site.out_ranks, name=node.name or None)
         else:
             results = module.fast(b, gated)
+        if total is not None:  # the output that is cheapest to gate: an integer one, else a float one
+            i = next((i for i, t in enumerate(out_types) if t in _INTEGER_TYPES),
+                     next((i for i, t in enumerate(out_types) if t in _SUBTRACTABLE), None))
+            if i is not None:
+                results = [*results[:i], _add_zero(b, results[i], out_types[i], total), *results[i + 1:]]
     # The outputs take the node's output names.
     _rename(b.nodes, dict(zip(results, node.output)))
     return b.nodes
@@ -479,18 +491,20 @@ def _copy(node: onnx.NodeProto) -> onnx.NodeProto:
 
 def _failures(b: Builder, checks) -> str:
     """For every ``(ok, label)``, a Concat named ``label`` of a ``[1, 1]`` and a ``[1, 1 + not
-    ok]`` tensor of zeros along axis 0: it fails (the other axis does not match) unless ``ok``,
-    in ONNX Runtime and in OpenVINO alike. (A Gather out of range or a Reshape to another
-    element count fails in ORT, but OpenVINO 2026.4's CPU plugin returns zeros for the one and
-    reinterprets the memory for the other.) Returns their sum: an int64 zero when all hold,
-    on which a later node depends, so that every check runs first."""
+    ok]`` tensor along axis 0: it fails (the other axis does not match) unless ``ok``, in ONNX
+    Runtime and in OpenVINO alike. (A Gather out of range or a Reshape to another element count
+    fails in ORT, but OpenVINO 2026.4's CPU plugin returns zeros for the one and reinterprets
+    the memory for the other.) The second tensor holds ``not ok`` itself, not a constant: a
+    tensor of constant zeros let OpenVINO fold the sum below to 0 and drop the Concat, so that
+    the check never ran. Returns their sum: an int64 zero when all hold, on which a later node
+    depends, so that every check runs first."""
     zeros, ones, zero, one = (b.const(np.zeros((1, 1), np.int64)), b.const(np.ones(2, np.int64)),
                               b.const(np.zeros(1, np.int64)), b.const(np.ones(1, np.int64)))
     failures = []
     for ok, label in checks:
         bad = b.add("Reshape", [b.cast(b.add("Not", [ok]), TensorProto.INT64), one])  # [1]: 1 unless ok
         shape = b.add("Add", [ones, b.add("Concat", [zero, bad], axis=0)])  # [1, 1 + bad]
-        wide = b.add("ConstantOfShape", [shape], value=numpy_helper.from_array(np.zeros(1, np.int64)))
+        wide = b.add("Expand", [bad, shape])  # [1, 1 + bad] of bad: 0 when ok
         failures.append(b.reduce("ReduceSum", b.add("Concat", [zeros, wide], axis=0, name=label)))
     total = failures[0]
     for failure in failures[1:]:
@@ -498,11 +512,18 @@ def _failures(b: Builder, checks) -> str:
     return total
 
 
-def _gate(b: Builder, value: str, checks) -> str:
-    """``value`` once every ``(ok, label)`` holds: Concats that fail unless ``ok``, named
-    ``label`` (ORT's message quotes the failing node's name), summed into the shape of a
-    Reshape of ``value`` to its own shape (no copy)."""
-    return b.add("Reshape", [value, b.add("Add", [b.add("Shape", [value]), _failures(b, checks)])])
+#: Element types to which adding an integer zero changes nothing (every value, bit for bit).
+_INTEGER_TYPES = (TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64, TensorProto.UINT8,
+                  TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64)
+#: Float types from which subtracting +0.0 changes nothing (-0.0 - 0.0 is -0.0; NaN stays NaN).
+_SUBTRACTABLE = (TensorProto.FLOAT, TensorProto.DOUBLE)
+
+
+def _add_zero(b: Builder, value: str, elem_type: int, total: str) -> str:
+    """``value`` plus ``total`` (the checks' sum: 0 unless a check fails, and then a Concat has
+    failed) in ``value``'s type, so that ``value`` depends on every check in any runtime:
+    ``Add`` for integers, ``Sub`` of +0.0 for floats (exact for -0.0 and NaN)."""
+    return b.add("Sub" if elem_type in _SUBTRACTABLE else "Add", [value, b.cast(total, elem_type)])
 
 
 def _failure(b: Builder, checks, out_types: Sequence[int], out_ranks: Sequence[int | None]) -> list[str]:

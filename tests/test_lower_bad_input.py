@@ -1,0 +1,94 @@
+"""A standalone model (``ortops.lower(model, fallback="none")``) fails cleanly on bad input in
+ONNX Runtime and in OpenVINO: an error naming the check, no output returned, no crash.
+
+OpenVINO 2026.4 removes the Reshape through which the checks gate the data (checks and all), and
+its own ScatterElementsUpdate writes out of bounds for an index below -d (the process then
+dies with "double free or corruption"); its TopK on an empty axis returns uninitialised memory.
+Each case runs in a child process of its own, so that a crash is a failed test, not the end of
+the run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, numpy_helper
+
+import ortops
+from ortops import builder
+
+from child_process import run_child
+
+pytest.importorskip("openvino", reason="OpenVINO is the second runtime a standalone model claims to run in")
+
+
+def _scatter(reduction: str):
+    model = builder.scatter_elements_update_model(TensorProto.FLOAT, 1, reduction=reduction)
+    model.graph.initializer.append(numpy_helper.from_array(np.array([0], np.int64), "axis"))
+    inputs = [i for i in model.graph.input if i.name != "axis"]
+    del model.graph.input[:]
+    model.graph.input.extend(inputs)
+    return model
+
+
+def _top_k(k: int | None = None):
+    model = builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value")
+    if k is not None:  # a constant k: the composition's checks are on the data's shape alone
+        model.graph.initializer.append(numpy_helper.from_array(np.array([k], np.int64), "k"))
+        inputs = [i for i in model.graph.input if i.name != "k"]
+        del model.graph.input[:]
+        model.graph.input.extend(inputs)
+    return model
+
+
+DATA = "np.array([1, 2, 3, 4], np.float32)"
+#: (label, model, the inputs as Python source, the words of the check that must fail)
+BAD = [
+    ("scatter index -5 (below -d)", _scatter("none"), f"[{DATA}, np.array([-5]), np.array([9], np.float32)]",
+     "every index must be in [-d, d-1]"),
+    ("scatter index -100, reduction sum", _scatter("sum"), f"[{DATA}, np.array([-100]), np.array([9], np.float32)]",
+     "every index must be in [-d, d-1]"),
+    ("scatter index 4 (d)", _scatter("max"), f"[{DATA}, np.array([4]), np.array([9], np.float32)]",
+     "every index must be in [-d, d-1]"),
+    ("TopK on an empty axis", _top_k(), "[np.zeros((2, 0), np.float32), np.array([1])]", "k must be a single integer"),
+    ("TopK on an empty axis, constant k", _top_k(1), "[np.zeros((2, 0), np.float32)]", "k must be a single integer"),
+    ("TopK constant k above the axis", _top_k(3), "[np.zeros((1, 2), np.float32)]", "k must be a single integer"),
+    ("TopK k above the axis", _top_k(), "[np.zeros((2, 3), np.float32), np.array([4])]", "k must be a single integer"),
+    ("TopK k=0", _top_k(), "[np.zeros((2, 3), np.float32), np.array([0])]", "k must be a single integer"),
+    ("ArgMax on an empty input", builder.arg_max_model(2, topk=1), "[np.zeros((2, 0), np.float32)]",
+     "topk=1 must be at most the number of elements"),
+    ("ArgMax topk above the size", builder.arg_max_model(2, topk=7), "[np.zeros((2, 3), np.float32)]",
+     "topk=7 must be at most the number of elements"),
+]
+
+RUNTIMES = {
+    "onnxruntime": ("import onnxruntime as ort\n"
+                    "session = ort.InferenceSession(PATH, providers=['CPUExecutionProvider'])\n"
+                    "names = [i.name for i in session.get_inputs()]\n"
+                    "run = lambda feeds: session.run(None, dict(zip(names, feeds)))\n"),
+    "openvino": ("import openvino as ov\n"
+                 "core = ov.Core()\n"
+                 "compiled = core.compile_model(core.read_model(PATH), 'CPU')\n"
+                 "run = lambda feeds: list(compiled(feeds).values())\n"),
+}
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("label, model, feeds, check", BAD, ids=[case[0] for case in BAD])
+def test_bad_input_fails_cleanly_in_every_runtime(tmp_path, runtime, label, model, feeds, check):
+    lowered, report = ortops.lower(model, fallback="none")
+    assert report.standalone
+    path = tmp_path / "standalone.onnx"
+    onnx.save(lowered, path)
+    child = run_child(f"PATH = {str(path)!r}\nimport numpy as np\n" + RUNTIMES[runtime] + f"""
+try:
+    outputs = run({feeds})
+    print("RETURNED", [o.tolist() for o in outputs])
+except Exception as exc:
+    print("RAISED", " ".join(str(exc).split()))
+""", timeout=120)
+    assert child.status == 0, child.describe()  # no crash, no abort
+    last = child.lines()[-1]
+    assert last.startswith("RAISED"), f"{label} in {runtime}: {last}"  # no output returned
+    assert "rejects its input" in last and check in last, last  # the failing node is named after the check
