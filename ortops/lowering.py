@@ -97,17 +97,19 @@ class KeptNode:
 class LoweringReport:
     """What :func:`lower` did: the nodes lowered and the nodes kept as PyOps (with reasons).
 
-    ``standalone`` is true when the model holds no ortops node any more.
+    ``standalone`` is true when no graph of the model holds an ortops node any more (``left``
+    names those that do, the PyOp fallbacks of a guarded lowering included).
     """
 
     fallback: str
     opset: int | None
     lowered: tuple[LoweredNode, ...] = ()
     kept: tuple[KeptNode, ...] = ()
+    left: tuple[str, ...] = ()
 
     @property
     def standalone(self) -> bool:
-        return not self.kept and self.fallback == "none"
+        return not self.kept and not self.left and self.fallback == "none"
 
     def lines(self) -> list[str]:
         """One line per node, for people."""
@@ -322,8 +324,8 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         nodes = []
         for node in [_copy(n) for n in graph.node]:
             checked = check_node(node)
-            if checked is not None and node.doc_string == FALLBACK_MARK:
-                nodes.append(node)  # the PyOp fallback of an earlier guarded lowering
+            if checked is not None and node.doc_string == FALLBACK_MARK and fallback == "pyop":
+                nodes.append(node)  # the PyOp fallback of an earlier guarded lowering (standalone: lowered too)
                 continue
             chosen = True if checked is None or ops is None else ops(node)
             if checked is None or chosen is not True:
@@ -353,14 +355,17 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         listed = "; ".join(f"{k.op} node {k.name!r}: {k.reason}" for k in kept)
         raise ValueError(f"the model cannot be made standalone: {len(kept)} node(s) have no exact standard-ONNX "
                          f"composition: {listed}")
+    left = tuple(n.name for g in graphs(model.graph) for n in g.node if n.domain in DOMAINS)
+    if fallback == "none" and left:
+        raise ValueError(f"the model cannot be made standalone: ortops nodes are left in it: {', '.join(left)}")
     if lowered:
         _drop_unused_initializers(model, replaced_inputs)
         _set_opset(model, target)
-        if not any(n.domain in DOMAINS for g in graphs(model.graph) for n in g.node):
+        if not left:
             keep = [o for o in model.opset_import if o.domain not in DOMAINS]
             del model.opset_import[:]
             model.opset_import.extend(keep)
-    return Lowered(model, LoweringReport(fallback, target if lowered else current, tuple(lowered), tuple(kept)))
+    return Lowered(model, LoweringReport(fallback, target if lowered else current, tuple(lowered), tuple(kept), left))
 
 
 def _drop_unused_initializers(model: onnx.ModelProto, names: set[str]) -> None:

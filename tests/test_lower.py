@@ -335,3 +335,28 @@ def test_an_axis_outside_the_rank_fails_at_creation_and_lowering():
     with pytest.raises(ortops.OpError, match="axis=5"):
         ortops.lower(model, fallback="none")
     ortops.InferenceSession(builder.top_k_model(TensorProto.FLOAT, 2, axis=-2, mode="max", sort="value"))
+
+
+def test_a_guarded_model_lowered_again_standalone_is_standalone():
+    """lower(lower(m), fallback="none"): the PyOp fallbacks inside the guarded Ifs are lowered
+    too, so the model runs in plain onnxruntime and gives the same answers."""
+    import onnxruntime as ort
+
+    guarded, _ = ortops.lower(_top_k_model())
+    standalone, report = ortops.lower(guarded, fallback="none")
+    assert report.standalone and report.left == () and _ours(standalone) == []
+    assert not any(o.domain in DOMAINS for o in standalone.opset_import)
+    data = np.array([[3, 1, 3, 2], [np.nan, 0, -0.0, 0.0]], np.float32)
+    plain = ort.InferenceSession(standalone.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = plain.run(None, {"data": data, "k": np.array([3])})
+    want = reference.top_k(data, np.array([3]), axis=-1, mode="max", sort="index")
+    for g, w in zip(got, want):
+        assert_identical(g, w)
+
+
+def test_a_guarded_model_whose_fallback_cannot_be_lowered_is_refused():
+    model = builder.top_k_model(TensorProto.UINT64, 1, axis=0, mode="max", sort="value")  # no exact composition
+    guarded, report = ortops.lower(model)
+    assert report.kept and not report.standalone
+    with pytest.raises(ValueError, match="cannot be made standalone.*top_k"):
+        ortops.lower(guarded, fallback="none")
