@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import FLOAT32_EXACT_INT_MAX, check_arg_max
+from .checks import FLOAT32_EXACT_INT_MAX
 from ...errors import OpError
 from .spec import ARG_MAX
 
@@ -55,7 +55,16 @@ def arg_max(data, *, out_max_val: int = 0, topk: int = 1) -> np.ndarray:
     """
     data = np.asarray(data)
     attrs = ARG_MAX.parse_attributes({"out_max_val": out_max_val, "topk": topk})
-    check_arg_max(data, topk=attrs["topk"])
+    # Validated apart from the kernel's checks (checks.check_arg_max) on purpose: tests hold
+    # those against this.
+    if data.dtype != np.float32:
+        raise OpError("ArgMax", f"input 'data' has dtype {data.dtype}; ncnn ArgMax takes float32 only", kind="dtype")
+    if not data.size:
+        raise OpError("ArgMax", f"input 'data' is empty (shape {data.shape}); ncnn ArgMax needs at least one element",
+                      kind="k_range")
+    if attrs["topk"] < 1 or attrs["topk"] > data.size:
+        raise OpError("ArgMax", f"topk={attrs['topk']} is outside [1, {data.size}] for the {data.size} elements of "
+                      f"shape {data.shape}", kind="k_range")
     return _arg_max(data, attrs["out_max_val"], attrs["topk"])
 
 

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 
-from .checks import check_scatter_elements_update
 from ...dtypes import wrap
 from ...errors import OpError
 from .spec import SCATTER_ELEMENTS_UPDATE
@@ -82,8 +81,47 @@ def scatter_elements_update(
     data, indices, updates = np.asarray(data), np.asarray(indices), np.asarray(updates)
     attrs = SCATTER_ELEMENTS_UPDATE.parse_attributes({"reduction": reduction, "use_init_val": use_init_val})
     _check_dtypes(data.dtype, updates.dtype)
-    axis = check_scatter_elements_update(data, indices, updates, np.asarray(axis), reduction=attrs["reduction"])
+    axis = _validate(data, indices, updates, np.asarray(axis), attrs["reduction"])
     return _scatter_elements_update(data, indices, updates, axis, attrs["reduction"], attrs["use_init_val"])
+
+
+def _validate(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: np.ndarray, reduction: str) -> int:
+    """The axis in [0, rank - 1], or OpError. Written apart from the kernel's checks
+    (``checks.check_scatter_elements_update``) on purpose: tests hold those against this."""
+    def fail(detail: str, kind: str):
+        raise OpError("ScatterElementsUpdate", detail, kind=kind)
+
+    if indices.dtype.kind not in "iu":
+        fail(f"input 'indices' has dtype {indices.dtype}; it must be an integer type", "dtype")
+    if axis.dtype.kind not in "iu":
+        fail(f"input 'axis' has dtype {axis.dtype}; it must be an integer type", "dtype")
+    if axis.shape not in ((), (1,)):
+        fail(f"input 'axis' has shape {axis.shape}; it must be a scalar: shape () or (1,)", "shape")
+    if indices.ndim != data.ndim:
+        fail(f"indices has rank {indices.ndim} (shape {indices.shape}); it must equal the rank of data {data.ndim} "
+             f"(shape {data.shape})", "shape")
+    if updates.shape != indices.shape:
+        fail(f"updates has shape {updates.shape}; it must equal the shape of indices {indices.shape}", "shape")
+    rank, value = data.ndim, int(axis.reshape(-1)[0])
+    if value < -rank or value >= rank:
+        fail(f"axis={value} is outside " + (f"[{-rank}, {rank - 1}]" if rank else "empty for a rank-0 tensor")
+             + f" for rank {rank}", "axis")
+    value %= max(rank, 1)
+    wider = [d for d in range(rank) if d != value and indices.shape[d] > data.shape[d]]
+    if wider:
+        d = wider[0]
+        fail(f"indices.shape[{d}]={indices.shape[d]} exceeds data.shape[{d}]={data.shape[d]} (shape {indices.shape} "
+             f"vs {data.shape}); only the axis dimension {value} may be larger", "shape")
+    if reduction == "mean" and data.dtype == bool:
+        fail("reduction='mean' is not defined for bool data (OpenVINO ScatterElementsUpdate-12)", "dtype")
+    length = data.shape[value]
+    outside = indices[(indices < -length) | (indices >= length)] if indices.size else indices
+    if outside.size:
+        bad = int(indices.min()) if int(indices.min()) < -length else int(indices.max())
+        fail(f"index {bad} is outside " + (f"[{-length}, {length - 1}]" if length else
+                                            "empty because the axis has length 0")
+             + f" for axis {value} of data shape {data.shape}", "index_range")
+    return value
 
 
 def _check_dtypes(data_dtype: np.dtype, updates_dtype: np.dtype) -> None:

@@ -7,7 +7,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import check_top_k
+from ...checks import INT32_MAX
+from ...errors import OpError
 from .spec import INDEX_ELEMENT_TYPES
 from .spec import TOP_K
 
@@ -95,10 +96,30 @@ def top_k(
         {"axis": axis, "mode": mode, "sort": sort, "stable": stable, "index_element_type": index_element_type}
     )
     TOP_K.check_dtype("data", data.dtype)
-    axis, k = check_top_k(
-        data, np.asarray(k), axis=attrs["axis"], index_element_type=attrs["index_element_type"]
-    )
+    axis, k = _validate(data, np.asarray(k), attrs["axis"], attrs["index_element_type"])
     return _top_k(data, k, axis, attrs["mode"], attrs["sort"], INDEX_ELEMENT_TYPES[attrs["index_element_type"]])
+
+
+def _validate(data: np.ndarray, k: np.ndarray, axis: int, index_element_type: str) -> tuple[int, int]:
+    """``(axis in [0, rank - 1], k)``, or OpError. Written apart from the kernel's checks
+    (``checks.check_top_k``) on purpose: tests hold those against this."""
+    rank = data.ndim
+    if axis < -rank or axis >= rank:
+        bounds = f"[{-rank}, {rank - 1}]" if rank else "empty for a rank-0 tensor"
+        raise OpError("TopK", f"axis={axis} is outside {bounds} for rank {rank}", kind="axis")
+    axis = axis + rank if axis < 0 else axis
+    if k.dtype.kind not in "iu":
+        raise OpError("TopK", f"input 'k' has dtype {k.dtype}; it must be an integer type", kind="dtype")
+    if k.shape not in ((), (1,)):
+        raise OpError("TopK", f"input 'k' has shape {k.shape}; it must be a scalar: shape () or (1,)", kind="shape")
+    k_value, length = int(k.reshape(-1)[0]), data.shape[axis]
+    if k_value < 1 or k_value > length:
+        bounds = f"[1, {length}]" if length else "empty because the axis has length 0"
+        raise OpError("TopK", f"k={k_value} is outside {bounds} for axis {axis} of shape {data.shape}", kind="k_range")
+    if index_element_type == "i32" and length > INT32_MAX + 1:
+        raise OpError("TopK", f"axis {axis} of shape {data.shape} has indices up to {length - 1}, above the int32 "
+                      f"maximum {INT32_MAX}; use index_element_type='i64'", kind="precision")
+    return axis, k_value
 
 
 def _top_k(data: np.ndarray, k: int, axis: int, mode: str, sort: str, index_dtype: np.dtype) -> TopKResult:
