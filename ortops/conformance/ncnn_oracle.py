@@ -86,8 +86,8 @@ def short(arrays) -> str:
 
 
 def _op_oracle(case: Case) -> NcnnJudge | None:
-    op = by_name(case.op)
-    return op.ncnn() if op.ncnn else None
+    """How the case's op judges real ncnn's answer (its judge's ``NCNN``), None if ncnn lacks the op."""
+    return getattr(by_name(case.op).judge(), "NCNN", None)
 
 
 def close() -> None:
