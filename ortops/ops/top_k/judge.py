@@ -52,7 +52,7 @@ from ...graph import attribute
 from ...interop.openvino import to_work
 from ...sessions import BuiltinUnavailable, ortops_session, plain_session
 from ...verdicts import Audit, Capture, Case, Check, Difference, Finding, difference, verdict
-from ..selection import judge_selection
+from ..selection import judge_selection, valid_selection
 from ..spec import OPENVINO_DOMAIN
 from .spec import INDEX_ELEMENT_TYPES, TOP_K
 
@@ -85,22 +85,13 @@ def _run_ortops(case: Case):
 
 
 def valid_top_k(data, axis, attrs, values, indices, want_values) -> bool:
-    """Whether (values, indices) is a correct top-k of ``data`` when ties may go either way.
-
-    Same multiset of values per slice as ``want_values``; indices distinct and pointing at
-    their values; the order ``sort`` asks for (value: monotone in the mode's direction;
-    index: ascending indices)."""
+    """Whether (values, indices) is a correct top-k of ``data`` when ties may go either way:
+    a valid selection of the values ``want_values`` holds
+    (:func:`ortops.ops.selection.valid_selection`), in the order ``sort`` asks for (value:
+    monotone in the mode's direction; index: ascending indices)."""
+    if not valid_selection(data, axis, values, indices, want_values):
+        return False
     values, indices = np.asarray(values), np.asarray(indices, np.int64)
-    if values.shape != want_values.shape or indices.shape != values.shape:
-        return False
-    if np.any(indices < 0) or np.any(indices >= data.shape[axis]):
-        return False
-    if not same(np.sort(values, axis=axis), np.sort(want_values, axis=axis)):
-        return False
-    if not same(np.take_along_axis(data, indices, axis=axis), values):
-        return False
-    if np.any(np.diff(np.sort(indices, axis=axis), axis=axis) == 0):
-        return False
     if attrs["sort"] == "value" and values.shape[axis] > 1:
         n = values.shape[axis]
         before, after = np.take(values, range(n - 1), axis=axis), np.take(values, range(1, n), axis=axis)
