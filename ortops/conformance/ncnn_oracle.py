@@ -4,7 +4,7 @@ in a child process, and judge the answer (``ortops conformance --oracle ncnn``).
 ncnn's pip wheel has no ArgMax layer; ``ortops install-oracle ncnn``
 (:mod:`ortops.interop.ncnn_build`) builds one from ncnn's source package. Real ncnn can read
 stray memory, abort or segfault on inputs that ortops refuses, so every call into it runs in a
-child process (:mod:`ortops.conformance.isolated`): a crash is a verdict, never the end of the
+child process (:mod:`ortops.processes`): a crash is a verdict, never the end of the
 run.
 
 How a case is judged
@@ -38,7 +38,7 @@ from ..errors import OpError
 from ..ops import by_name
 from ..verdicts import Case, Check
 from .contracts import NcnnJudge
-from .isolated import Outcome, Worker, call_once
+from ..processes import Outcome, Worker, call_once
 
 __all__ = ["ORACLE", "judge_ncnn", "unavailable", "check", "short", "run_ncnn", "close", "version"]
 

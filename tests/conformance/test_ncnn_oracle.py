@@ -17,7 +17,7 @@ import pytest
 from ortops import cli, divergences, reference
 from ortops.conformance import ncnn_oracle, runner
 from ortops.conformance.cases import Case, Check, Result
-from ortops.conformance.isolated import Outcome, call_once
+from ortops.processes import Outcome, call_once
 from ortops.conformance.matrix import matrix
 from ortops.ops.arg_max import cases as arg_max_suite_cases
 from ortops.ops.arg_max import ncnn
