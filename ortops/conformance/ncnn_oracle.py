@@ -31,9 +31,9 @@ from __future__ import annotations
 import atexit
 import functools
 
-import numpy as np
 
 from .. import divergences
+from ..arrays import short as arrays_short
 from ..errors import OpError
 from ..ops import by_name
 from ..verdicts import Case, Check
@@ -81,8 +81,7 @@ def version() -> str | None:
 
 def short(arrays) -> str:
     """A short printout of a few arrays, for a check's detail."""
-    with np.printoptions(threshold=16, edgeitems=4, linewidth=1000):
-        return "; ".join(np.array2string(np.asarray(a), separator=",").replace("\n", "") for a in arrays)
+    return arrays_short(arrays, threshold=16, edgeitems=4)
 
 
 def _op_oracle(case: Case) -> NcnnJudge | None:

@@ -72,7 +72,7 @@ from ...dtypes import wrap
 from ...errors import OpError
 from ...graph import attribute
 from ...interop.openvino import to_work
-from ...sessions import BuiltinUnavailable, ortops_session, plain_session
+from ...sessions import BuiltinUnavailable, ort_version, ortops_session, plain_session
 from ...verdicts import Audit, Capture, Case, Check, Difference, Finding, difference, verdict
 from ..spec import OPENVINO_DOMAIN
 from .builder import (
@@ -139,12 +139,6 @@ def _standard_feed(case: Case) -> tuple[dict[str, np.ndarray], int, str]:
 def _unsupported_at_run_time(exc: Exception) -> bool:
     text = str(exc)
     return "not supported" in text or "NOT_IMPLEMENTED" in text
-
-
-def _ort_version() -> str:
-    import onnxruntime
-
-    return onnxruntime.__version__
 
 
 # ----------------------------------------------------------------------------- comparing
@@ -291,14 +285,14 @@ def _side_by_side(case: Case, version: int) -> tuple[np.ndarray, np.ndarray] | C
     try:
         output, builtin = ortops_session(model).run(None, feed)
     except BuiltinUnavailable as exc:
-        return Check(oracle, "skipped", f"ORT {_ort_version()} has no {data.dtype} ScatterElements-{version} kernel "
+        return Check(oracle, "skipped", f"ORT {ort_version()} has no {data.dtype} ScatterElements-{version} kernel "
                      "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc))
     except OpError:
         raise
     except Exception as exc:  # noqa: BLE001 - only ORT's own "not supported" is a skip; the rest re-raised
         if not _unsupported_at_run_time(exc):
             raise
-        return Check(oracle, "skipped", f"ORT {_ort_version()} ScatterElements-{version} rejects {data.dtype} "
+        return Check(oracle, "skipped", f"ORT {ort_version()} ScatterElements-{version} rejects {data.dtype} "
                      f"reduction={ONNX_REDUCTION[reduction]!r} at run time; compared with the reference only",
                      detail=str(exc).strip().splitlines()[-1][:300])
     return output, builtin
@@ -362,13 +356,13 @@ def _composition_checks(case: Case, got: np.ndarray) -> list[Check]:
         try:
             output = plain_session(model).run(None, feed)[0]
         except BuiltinUnavailable as exc:
-            checks.append(Check(oracle, "skipped", f"ORT {_ort_version()} lacks a kernel the composition needs for "
+            checks.append(Check(oracle, "skipped", f"ORT {ort_version()} lacks a kernel the composition needs for "
                                 f"{data.dtype} (NOT_IMPLEMENTED)", detail=str(exc)))
             continue
         except Exception as exc:  # noqa: BLE001 - only ORT's own "not supported" is a skip
             if not _unsupported_at_run_time(exc):
                 raise
-            checks.append(Check(oracle, "skipped", f"ORT {_ort_version()} ScatterElements-18 rejects {data.dtype} "
+            checks.append(Check(oracle, "skipped", f"ORT {ort_version()} ScatterElements-18 rejects {data.dtype} "
                                 f"reduction={ONNX_REDUCTION[reduction]!r} at run time",
                                 detail=str(exc).strip().splitlines()[-1][:300]))
             continue

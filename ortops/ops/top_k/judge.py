@@ -50,7 +50,7 @@ from ...divergences import reason
 from ...errors import OpError
 from ...graph import attribute
 from ...interop.openvino import to_work
-from ...sessions import BuiltinUnavailable, ortops_session, plain_session
+from ...sessions import BuiltinUnavailable, ort_version, ortops_session, plain_session
 from ...verdicts import Audit, Capture, Case, Check, Difference, Finding, difference, verdict
 from ..selection import judge_selection, valid_selection
 from ..spec import OPENVINO_DOMAIN
@@ -118,12 +118,6 @@ def _versus(oracle, case, got, want, *, order_defined: bool, left: str = "ortops
     return Check(oracle, "unexplained", "results differ", difference=diff)
 
 
-def _ort_version() -> str:
-    import onnxruntime
-
-    return onnxruntime.__version__
-
-
 def _order_defined(attrs) -> bool:
     return attrs["sort"] != "none" and bool(attrs["stable"])
 
@@ -140,7 +134,7 @@ def _builtin_checks(case: Case, version: int, got) -> list[Check]:
     try:
         values, indices, b_values, b_indices = ortops_session(model).run(None, {"data": data})
     except BuiltinUnavailable as exc:
-        return [Check(oracle, "skipped", f"ORT {_ort_version()} has no {data.dtype} TopK-{version} kernel "
+        return [Check(oracle, "skipped", f"ORT {ort_version()} has no {data.dtype} TopK-{version} kernel "
                       "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc),
                       topic="uint64" if data.dtype == np.uint64 else None)]
     if not (same(values, got[0]) and same(indices, got[1])):
@@ -247,7 +241,7 @@ def _judge_bfloat16(case: Case) -> list[Check]:
         try:
             ortops_session(_bfloat16_model(data, k, attrs, version))
         except BuiltinUnavailable as exc:
-            checks.append(Check(oracle, "skipped", f"ORT {_ort_version()} has no bfloat16 TopK-{version} kernel "
+            checks.append(Check(oracle, "skipped", f"ORT {ort_version()} has no bfloat16 TopK-{version} kernel "
                                 "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc),
                                 topic="float16-bfloat16"))
         else:
