@@ -14,7 +14,7 @@ the baseline, a node is:
 ``unexplained``  same inputs, different outputs, and nothing explains it;
 ``missing``      a runtime did not return the node's tensors.
 
-The op-specific judging lives in each op folder's ``audit.py`` (``AUDITS``, keyed by
+The op-specific judging lives in each op folder's one judge (``judge.py``: ``AUDITS``, keyed by
 ``(domain, op_type)``), collected by :func:`registry` from :data:`ortops.ops.OPS`.
 
 An output difference is then followed upstream (:func:`explain_output`): the first audited node

@@ -13,14 +13,14 @@ How a case is judged
 * Cases ortops accepts run in one long-lived child; cases the op marks as hostile (ArgMax: NaN
   in the data, where ncnn's sort gets a comparator that is no strict weak order) run in a child
   of their own. Exactly equal -> ``agree``. A difference is ``explained`` only when the op's
-  judge (``ortops/ops/<op>/ncnn_oracle.py``) shows its cause in that very case, else it is
+  judge (``NCNN`` of ``ortops/ops/<op>/judge.py``) shows its cause in that very case, else it is
   ``unexplained``; a crash on a case ortops accepts is ``unexplained``.
 * Cases ortops rejects with OpError run in a child of their own (real ncnn may corrupt its
   heap before it dies): ``explained`` when ncnn returns something or crashes (what it returned,
   or the signal and what it wrote to stderr, goes into the detail), ``skipped`` when ncnn
   rejects the input too. Errors of a kind the op's judge lists in ``NOT_RUN`` (ArgMax: a dtype
   other than float32, which ncnn's layer cannot even be given) are ``skipped`` without a run.
-* Ops that ncnn does not have (their spec has no ``ncnn`` module) get no ncnn check.
+* Ops that ncnn does not have (their judge has no ``NCNN``) get no ncnn check.
 
 Every explained or skipped check carries its topic (:mod:`ortops.divergences`) and its reason
 from the divergence table's ncnn rows.

@@ -36,7 +36,7 @@ carries ``"ties"`` when OpenVINO gave another answer the spec allows (stable=0 /
 duplicate targets of reduction none).
 
 What is op-specific (the model, ortops' answer, what matches, which known behaviours to
-recompute) is in each op's ``ortops/ops/<op>/oracle.py``; this module asks no case which op
+recompute) is in each op's one judge (``OPENVINO`` of ``ortops/ops/<op>/judge.py``); this module asks no case which op
 it holds.
 
 Cost: one OpenVINO model is compiled per distinct (op, dtypes, rank, attributes) and cached by
