@@ -97,9 +97,10 @@ def first_difference(names, got, want) -> str:
     return "no difference"
 
 
-def short(arrays) -> str:
-    """A short printout of a few arrays, for a check's detail."""
-    with np.printoptions(threshold=12, edgeitems=3, linewidth=1000):
+def short(arrays, *, threshold: int = 12, edgeitems: int = 3) -> str:
+    """A short printout of a few arrays, for a check's detail (NumPy's ``threshold`` and
+    ``edgeitems`` say how many elements show)."""
+    with np.printoptions(threshold=threshold, edgeitems=edgeitems, linewidth=1000):
         return "; ".join(np.array2string(np.asarray(a), separator=",").replace("\n", "") for a in arrays)
 
 

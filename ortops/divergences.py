@@ -4,7 +4,7 @@ reason, the runtime it is about and the versions it was observed with.
 Each op's own rows live in its folder (``ortops/ops/<op>/divergences.py``, reached through
 ``OpSpec.divergences``); this module holds the topics and the rows about every op, and collects
 the rest. The divergence matrix of ``report.md`` (:mod:`ortops.conformance.matrix`), the OpenVINO oracle
-(:mod:`ortops.conformance.openvino_oracle`) and the op suites read these rows; a verdict carries
+(:mod:`ortops.conformance.openvino_oracle`) and the op judges read these rows; a verdict carries
 its topic as a field (``Check.topic``), never inside a string. A row is something that was run
 and seen with the versions it names: a newer release may change it, and the conformance run
 observes it anew on every case (an explained verdict becomes agree, never a failure).

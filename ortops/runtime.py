@@ -22,8 +22,8 @@ work on the calling thread). Large selections are split into row blocks that run
 pool and the caller at once; ORT releases the GIL while it runs, so they run in parallel.
 Tasks on the pool never wait for other pool tasks, so a full pool only queues work.
 
-**Named caches** (:func:`cached`, :func:`clear`). Bounded, least-recently-used maps from a
-key to an object that is expensive to build, one per name: ``"openvino.core"`` (the one
+**Named caches** (:func:`cached`, :func:`clear`). ``functools.lru_cache``\\ s from a key to an
+object that is expensive to build, one per name, bounded where asked: ``"openvino.core"`` (the one
 ``openvino.Core`` with ortops' frontend extensions) and ``"openvino.compiled"`` (compiled
 OpenVINO models, 256 at most), both used by :mod:`ortops.interop.openvino`, and
 ``"selection.probe"`` (whether ORT's TopK-11 passed :mod:`ortops.kernels.selection`'s tie
@@ -94,12 +94,13 @@ Other process-wide state, and where it lives
 
 from __future__ import annotations
 
-import collections
+import functools
 import os
 import signal
 import sys
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Hashable, Sequence, TypeVar
 
@@ -117,7 +118,7 @@ _MAX_WORKERS = 15
 _lock = threading.Lock()
 _sessions: dict[Hashable, object] = {}
 _pool: ThreadPoolExecutor | None = None
-_caches: dict[str, collections.OrderedDict] = {}
+_caches: dict[str, tuple] = {}  # name -> (lock, functools.lru_cache, the entries it holds)
 _abandoned: list = []  # the parent's pool and sessions, in a forked child: never destroyed
 
 
@@ -178,6 +179,28 @@ def inner_session(key: Hashable, model: Callable[[], bytes]):
     return session
 
 
+class _Entry:
+    """What a named cache's ``functools.lru_cache`` is called with: equal to another by its key
+    alone, it carries the builder, and once built the object (so that :func:`entries` can list
+    what the cache holds)."""
+
+    __slots__ = ("key", "build", "value", "__weakref__")
+
+    def __init__(self, key: Hashable, build: Callable):
+        self.key, self.build = key, build
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return self.key == other.key
+
+
+def _build(entry: _Entry):
+    entry.value = entry.build()
+    return entry.value
+
+
 def cached(cache: str, key: Hashable, build: Callable[[], T], *, limit: int | None = None) -> T:
     """The object :func:`build` made for ``key`` in the named cache ``cache``, built on first use.
 
@@ -188,32 +211,33 @@ def cached(cache: str, key: Hashable, build: Callable[[], T], *, limit: int | No
     key : hashable
         What identifies the object within the cache.
     build : callable
-        Makes the object; called without the lock held (building may take seconds), so two
-        threads that miss at once may both build: the first stored is kept and returned to
-        both.
+        Makes the object; called under the cache's own lock (building may take seconds: other
+        threads that want an object of the same cache wait), so every thread gets the one
+        object stored.
     limit : int, optional
-        Keep at most this many objects in the cache, dropping the least recently used.
+        Keep at most this many objects in the cache, dropping the least recently used
+        (``functools.lru_cache(maxsize=limit)``).
     """
     with _lock:
-        entries = _caches.get(cache)
-        if entries is not None and key in entries:
-            entries.move_to_end(key)
-            return entries[key]
-    value = build()
-    with _lock:
-        _watch_fork()
-        entries = _caches.setdefault(cache, collections.OrderedDict())
-        value = entries.setdefault(key, value)
-        entries.move_to_end(key)
-        while limit is not None and len(entries) > limit:
-            entries.popitem(last=False)
+        if cache not in _caches:
+            _watch_fork()
+            _caches[cache] = (threading.RLock(), functools.lru_cache(maxsize=limit)(_build), weakref.WeakSet())
+        lock, lookup, held = _caches[cache]
+    entry = _Entry(key, build)
+    with lock:
+        value = lookup(entry)
+        held.add(entry)  # a new key's entry; the lru_cache holds it, so it lives until dropped
     return value
 
 
 def entries(cache: str) -> dict:
-    """A copy of the named cache's entries, least recently used first."""
+    """A copy of the named cache's entries (key -> object), in no particular order."""
     with _lock:
-        return dict(_caches.get(cache, {}))
+        found = _caches.get(cache)
+    if found is None:
+        return {}
+    with found[0]:
+        return {entry.key: entry.value for entry in list(found[2])}
 
 
 def clear(cache: str) -> None:

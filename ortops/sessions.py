@@ -19,7 +19,7 @@ import onnx
 from . import runtime
 
 __all__ = ["ortops_session", "plain_session", "BuiltinUnavailable", "CACHE_SIZE", "CACHE", "session_options",
-           "clear"]
+           "clear", "ort_version"]
 
 #: How many sessions the runner keeps; a case's models are built again after they fall out.
 CACHE_SIZE = 48
@@ -88,3 +88,10 @@ def ortops_session(model: onnx.ModelProto):
 def plain_session(model: onnx.ModelProto):
     """A plain ``onnxruntime.InferenceSession`` (built-in ops only), cached by model bytes."""
     return _session(model.SerializeToString(), False)
+
+
+def ort_version() -> str:
+    """The installed onnxruntime's version, for a check that names ORT."""
+    import onnxruntime
+
+    return onnxruntime.__version__

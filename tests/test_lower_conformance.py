@@ -73,8 +73,8 @@ def test_openvino_runs_the_standalone_model_and_each_verdict_is_shown():
 
 
 def test_openvino_standalone_explanations_reject_wrong_answers():
-    from ortops.ops.arg_max import oracle as arg_max_oracle
-    from ortops.ops.top_k import oracle as top_k_oracle
+    from ortops.ops.arg_max.judge import OPENVINO as arg_max_oracle
+    from ortops.ops.top_k.judge import OPENVINO as top_k_oracle
 
     data = np.array([[5, 3, 3, 1, 0.0, -0.0]], np.float32)
     case = _top_k_case(data, 3)

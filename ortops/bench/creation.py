@@ -13,12 +13,7 @@
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 
 import numpy as np
@@ -30,23 +25,25 @@ CREATION_PATHS = ("built-in (plain ORT)", "ortops PyOp", "ortops lowered", "lowe
 #: The rows of :func:`run_in_model`.
 IN_MODEL_PATHS = ("built-in", "ortops PyOp", "ortops lowered", "lowered standalone", "ortops (auto)")
 
-_CHILD = """
-import json, statistics, sys, time
-kind, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-data = open(path, "rb").read()
-if kind.startswith("ortops"):
-    import ortops
-    make = lambda: ortops.InferenceSession(data, path="pyop" if kind == "ortops PyOp" else "lowered")
-else:
-    import onnxruntime as ort
-    make = lambda: ort.InferenceSession(data, providers=["CPUExecutionProvider"])
-times = []
-for _ in range(n):
-    start = time.perf_counter()
-    make()
-    times.append(time.perf_counter() - start)
-print(json.dumps(times))
-"""
+def _creation_times(kind: str, data: bytes, n: int) -> list[float]:
+    """Run in a fresh child process by :func:`run_creation`: the seconds each of ``n`` session
+    creations of ``kind`` takes (ortops is imported before the first, onnxruntime by it)."""
+    if kind.startswith("ortops"):
+        import ortops
+
+        def make():
+            return ortops.InferenceSession(data, path="pyop" if kind == "ortops PyOp" else "lowered")
+    else:
+        import onnxruntime as ort
+
+        def make():
+            return ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        make()
+        times.append(time.perf_counter() - start)
+    return times
 
 
 def _models() -> dict[str, bytes]:
@@ -64,20 +61,16 @@ def _models() -> dict[str, bytes]:
 
 def run_creation(sessions: int = 10) -> list[dict]:
     """Per path: ``first`` and ``later`` (median) session creation in seconds, in a fresh child."""
+    from ..processes import call_once
+
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for kind, data in _models().items():
-            path = os.path.join(tmp, "model.onnx")
-            with open(path, "wb") as f:
-                f.write(data)
-            done = subprocess.run([sys.executable, "-c", _CHILD, kind, path, str(sessions)], capture_output=True,
-                                  text=True, timeout=300)
-            try:
-                times = json.loads(done.stdout.strip().splitlines()[-1])
-            except (IndexError, ValueError):
-                rows.append({"path": kind, "error": (done.stderr or "no output").strip().splitlines()[-1][:200]})
-                continue
-            rows.append({"path": kind, "first": times[0], "later": statistics.median(times[1:])})
+    for kind, data in _models().items():
+        outcome = call_once(_creation_times, kind, data, sessions, timeout=300)
+        if not outcome.ok:
+            rows.append({"path": kind, "error": (outcome.error or outcome.describe())[:200]})
+            continue
+        times = outcome.value
+        rows.append({"path": kind, "first": times[0], "later": statistics.median(times[1:])})
     plain = next((r["later"] for r in rows if r["path"] == CREATION_PATHS[0] and "later" in r), None)
     for row in rows:
         if plain and "later" in row:

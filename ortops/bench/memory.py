@@ -3,10 +3,9 @@ never share a high-water mark."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 
+from ..processes import call_once
 from .calls import inputs, make_call
 from .cases import Config, op_bench
 from .report import jsonable
@@ -36,8 +35,9 @@ def _reset_peak_rss() -> bool:
         return False
 
 
-def memory_child(argv: list[str]) -> int:
-    """Child process: build one implementation, run it, print its peak RSS as JSON (KiB).
+def memory_child(op: str, impl: str, params: dict, runs: int) -> dict:
+    """Run in a fresh child process by :func:`run_memory`: build one implementation, run it
+    ``runs`` times, return its peak RSS (KiB).
 
     Linux keeps ``ru_maxrss`` across ``exec``: a child started by a large parent reports at
     least the parent's peak. So where ``/proc/self/status`` exists the peak is ``VmHWM``,
@@ -47,8 +47,6 @@ def memory_child(argv: list[str]) -> int:
     """
     import resource
 
-    op, impl, params, runs = argv[0], argv[1], json.loads(argv[2]), int(argv[3])
-    params = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
     call = make_call(op, impl, params, inputs(op, params))
     ru_scale = 1 if sys.platform != "darwin" else 1 / 1024  # ru_maxrss: KiB on Linux, bytes on macOS
     setup_peak = _proc_status_kib("VmHWM")
@@ -61,13 +59,12 @@ def memory_child(argv: list[str]) -> int:
         call()
     run_peak = _proc_status_kib("VmHWM") if source == "VmHWM" else \
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * ru_scale
-    print(json.dumps({
+    return {
         "peak_kib": max(setup_peak, run_peak), "setup_peak_kib": setup_peak, "rss_before_run_kib": rss_before_run,
         "run_peak_kib": run_peak, "delta_kib": run_peak - (rss_before_run if reset else setup_peak),
         "source": source, "peak_reset_after_setup": reset,
         "ru_maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * ru_scale,
-    }))
-    return 0
+    }
 
 
 def run_memory(ops, config: Config, status) -> list[dict]:
@@ -77,12 +74,7 @@ def run_memory(ops, config: Config, status) -> list[dict]:
         entry = {"op": op, "case": op_bench(op).name(p), "params": jsonable(p), "runs": config.memory_runs}
         for impl in ("ortops", "built-in"):
             status(f"peak memory {op} {impl}")
-            code = "import sys; from ortops.bench.memory import memory_child; sys.exit(memory_child(sys.argv[1:]))"
-            proc = subprocess.run([sys.executable, "-c", code, op, impl, json.dumps(jsonable(p)),
-                                   str(config.memory_runs)], capture_output=True, text=True, timeout=600)
-            if proc.returncode != 0:
-                entry[impl] = {"error": (proc.stderr.strip().splitlines() or ["exit " + str(proc.returncode)])[-1]}
-                continue
-            entry[impl] = json.loads(proc.stdout.strip().splitlines()[-1])
+            outcome = call_once(memory_child, op, impl, p, config.memory_runs, timeout=600)
+            entry[impl] = outcome.value if outcome.ok else {"error": outcome.error or outcome.describe()}
         results.append(entry)
     return results

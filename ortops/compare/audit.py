@@ -14,7 +14,7 @@ the baseline, a node is:
 ``unexplained``  same inputs, different outputs, and nothing explains it;
 ``missing``      a runtime did not return the node's tensors.
 
-The op-specific judging lives in each op folder's ``audit.py`` (``AUDITS``, keyed by
+The op-specific judging lives in each op folder's one judge (``judge.py``: ``AUDITS``, keyed by
 ``(domain, op_type)``), collected by :func:`registry` from :data:`ortops.ops.OPS`.
 
 An output difference is then followed upstream (:func:`explain_output`): the first audited node
@@ -67,12 +67,12 @@ def _no_audit(capture: Capture) -> Finding:
 
 @functools.lru_cache(maxsize=1)
 def registry() -> dict[tuple[str, str], Audit]:
-    """``(domain, op_type)`` -> :class:`Audit`, from the ``audit.py`` of every op folder of ``OPS``
-    (the folder is the package of the op's reference); ortops ops without one are still audited."""
+    """``(domain, op_type)`` -> :class:`Audit`, from the judge (``judge.py``) of every op folder of
+    ``OPS``; ortops ops without one are still audited."""
     audits: dict[tuple[str, str], Audit] = {}
-    for op in OPS:  # each op's audits: OpAudits
-        if op.audit:
-            audits.update(op.audit().AUDITS)
+    for op in OPS:  # each op's judge: OpAudits
+        if op.judge:
+            audits.update(op.judge().AUDITS)
         audits.setdefault((op.domain, op.op_type), Audit(_no_audit))
     return audits
 

@@ -11,7 +11,7 @@ runtime                   how the model runs
                           as ``new_ops`` for ortops' domains (:func:`reference_ops`)
 ========================  ================================================================
 
-Each runtime runs in a child process (:mod:`ortops.compare.worker`): a runtime that aborts the
+Each runtime runs in a child process (:mod:`ortops.processes`): a runtime that aborts the
 process (OpenVINO writes out of bounds for a scatter index below -d) is reported as
 ``crashed``, one that is not installed as ``missing``, one that refuses the model as ``failed``.
 """
@@ -21,9 +21,6 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import subprocess
-import sys
-import tempfile
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -151,37 +148,50 @@ def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], sett
     raise ValueError(f"unknown runtime {runtime!r}; choose from {RUNTIMES}")
 
 
+def _run_child(runtime: str, model_path: str, feed_path: str, settings: Mapping) -> dict:
+    """What the child process of one runtime does: its status (``ok``, ``missing``: the runtime
+    is not installed, ``failed``: it could not run the model, with its message in ``detail``),
+    its version and its tensor outputs (sequences, maps and other values are not compared)."""
+    with np.load(feed_path, allow_pickle=False) as archive:
+        names = json.loads(str(archive["__names__"]))
+        feed = {name: archive[f"i{i}"] for i, name in enumerate(names)}
+    status = {"status": "ok", "detail": "", "version": "", "outputs": {}}
+    try:
+        outputs, status["version"] = run_here(runtime, model_path, feed, settings)
+    except ModuleNotFoundError as exc:
+        status.update(status="missing", detail=f"{runtime} is not installed ({exc})")
+    except Exception as exc:  # noqa: BLE001 - any refusal of the model is reported, not raised
+        message = " ".join(str(exc).split())
+        status.update(status="failed", detail=f"{type(exc).__name__}: {message[:2000]}")
+    else:
+        status["outputs"] = {n: np.asarray(v) for n, v in outputs.items()
+                             if isinstance(v, np.ndarray) or np.asarray(v).dtype.kind in "biufc"}
+    return status
+
+
 def run_in_child(runtime: str, model_path: pathlib.Path, feed_path: pathlib.Path, settings: Mapping,
                  context: Mapping | None = None, *, timeout: float | None = None) -> RuntimeResult:
-    """Run ``runtime`` in a child process (``python -m ortops.compare.worker``) and collect its result.
+    """Run ``runtime`` in a child process (:func:`ortops.processes.call_once`) and collect its result.
 
     ``settings`` are the runtime's own (reported); ``context`` is what every runtime may need
-    (``external_dir``: the folder of the original model's external data).
+    (``external_dir``: the folder of the original model's external data). A child that dies
+    (a signal, an exit) or gives no answer within ``timeout`` seconds is ``crashed``.
     """
     import time
 
+    from ..processes import call_once
+
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix=f"ortops-compare-{runtime}-") as tmp:
-        out = pathlib.Path(tmp) / "outputs.npz"
-        command = [sys.executable, "-m", "ortops.compare.worker", runtime, os.fspath(model_path),
-                   os.fspath(feed_path), os.fspath(out), json.dumps({**(context or {}), **settings})]
-        try:
-            done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return RuntimeResult(runtime, "crashed", f"no answer within {timeout} s (killed)", "", dict(settings), {},
-                                 time.perf_counter() - start)
-        seconds = time.perf_counter() - start
-        status_path = out.with_suffix(".json")
-        if done.returncode != 0 or not status_path.exists():
-            how = (f"killed by signal {-done.returncode}" if done.returncode < 0
-                   else f"exit status {done.returncode}")
-            tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-            return RuntimeResult(runtime, "crashed", f"the {runtime} process died ({how})" + (f": {tail}" if tail else ""), "",
-                                 dict(settings), {}, seconds)
-        status = json.loads(status_path.read_text())
-        outputs = {}
-        if status["status"] == "ok":
-            with np.load(out, allow_pickle=False) as archive:
-                outputs = {name: archive[f"t{i}"] for i, name in enumerate(status["names"])}
-        return RuntimeResult(runtime, status["status"], status["detail"], status["version"], dict(settings), outputs,
-                             seconds)
+    outcome = call_once(_run_child, runtime, os.fspath(model_path), os.fspath(feed_path),
+                        {**(context or {}), **settings}, timeout=timeout)
+    seconds = time.perf_counter() - start
+    if outcome.crash and outcome.crash.startswith("no answer"):
+        return RuntimeResult(runtime, "crashed", f"{outcome.crash} (killed)", "", dict(settings), {}, seconds)
+    if not outcome.ok:
+        tail = " | ".join(outcome.stderr.strip().splitlines()[-3:])
+        how = outcome.crash or f"raised {outcome.error}"
+        return RuntimeResult(runtime, "crashed", f"the {runtime} process died ({how})" + (f": {tail}" if tail else ""),
+                             "", dict(settings), {}, seconds)
+    status = outcome.value
+    return RuntimeResult(runtime, status["status"], status["detail"], status["version"], dict(settings),
+                         status["outputs"], seconds)

@@ -1,7 +1,9 @@
 """What the conformance layer needs from an op: the contracts an op folder's layers fulfil,
 as ``typing.Protocol``\\ s. An op provides them through its :class:`~ortops.ops.spec.OpSpec`
-(``conformance``, ``oracle``, ``ncnn``); ``tests/ops/test_spec.py`` checks every op against them.
-Optional members a judge reads when present are listed in each docstring.
+(``cases``: :class:`Suite`; ``judge``: :class:`OpJudge`, whose ``OPENVINO`` is an
+:class:`OpenVinoJudge` and whose ``NCNN``, when ncnn has the op, an :class:`NcnnJudge`);
+``tests/ops/test_spec.py`` checks every op against them. Optional members a judge reads when
+present are listed in each docstring.
 """
 
 from __future__ import annotations
@@ -14,24 +16,40 @@ import onnx
 
 from ..verdicts import Case, Check
 
-__all__ = ["Suite", "OpenVinoJudge", "OpenVinoTools", "NcnnJudge"]
+__all__ = ["Suite", "OpJudge", "OpenVinoJudge", "OpenVinoTools", "NcnnJudge"]
 
 
 @runtime_checkable
 class Suite(Protocol):
-    """An op's conformance suite (``ortops/ops/<op>/conformance.py``).
-
-    Optional: ``case_model(case) -> ModelProto | None``, the model a saved case holds when it
-    is not the plain ortops node."""
+    """An op's conformance cases, as data (``ortops/ops/<op>/cases.py``)."""
 
     #: source name (:data:`ortops.verdicts.SOURCES`) -> a function returning its cases.
     CASE_SOURCES: Mapping[str, Callable[[], list[Case]]]
 
+
+@runtime_checkable
+class OpJudge(Protocol):
+    """The one judge of an op's answers (``ortops/ops/<op>/judge.py``): is an answer acceptable,
+    and if not, which known divergence (topic) explains it, for every caller. The same module
+    holds the node audits of ``ortops compare`` (:class:`ortops.compare.audit.OpAudits`).
+
+    Optional: ``case_model(case) -> ModelProto | None``, the model a saved case holds when it
+    is not the plain ortops node; ``NCNN`` (an :class:`NcnnJudge`) when ncnn has the op."""
+
+    #: How OpenVINO's answer on a case is judged.
+    OPENVINO: OpenVinoJudge
+
     def judge(self, case: Case) -> list[Check]:
-        """Run the case through ortops in ORT and judge it against every oracle it has."""
+        """Run the case through ortops in ORT and judge it against the reference and ORT."""
 
     def topics(self, case: Case) -> set[str]:
         """The divergence topics of the case beyond its dtype."""
+
+    def model(self, case: Case) -> onnx.ModelProto:
+        """The ONNX model of the case: the ortops node alone."""
+
+    def expected(self, inputs: dict, attrs: dict) -> list[np.ndarray]:
+        """ortops' answer, one array per output (raises OpError where ortops does)."""
 
 
 class OpenVinoTools(Protocol):
@@ -46,18 +64,12 @@ class OpenVinoTools(Protocol):
 
 @runtime_checkable
 class OpenVinoJudge(Protocol):
-    """How OpenVINO's answer on an op's case is judged (``ortops/ops/<op>/oracle.py``).
+    """How OpenVINO's answer on an op's case is judged (``OPENVINO`` of the op's judge).
 
     Optional: ``check_output(case, got) -> Check | None``; ``RUN_INVALID`` (False: OpenVINO
     is not run on an input ortops rejects) with ``NOT_RUN`` (why); ``ALTERNATIVE`` (what an
     allowed other answer is); ``explain_standalone(case, got, want)`` and
     ``explain_standalone_error(case, got, error)`` for the standalone lowering in OpenVINO."""
-
-    def model(self, case: Case) -> onnx.ModelProto:
-        """The ONNX model of the case, as OpenVINO reads it."""
-
-    def expected(self, inputs: dict, attrs: dict) -> list[np.ndarray]:
-        """ortops' answer (raises OpError where ortops does)."""
 
     def matches(self, case: Case, got, want) -> tuple[bool, bool]:
         """(acceptable, an allowed alternative answer)."""
@@ -69,7 +81,7 @@ class OpenVinoJudge(Protocol):
 
 @runtime_checkable
 class NcnnJudge(Protocol):
-    """How real ncnn's answer on an op's case is judged (``ortops/ops/<op>/ncnn_oracle.py``).
+    """How real ncnn's answer on an op's case is judged (``NCNN`` of the op's judge).
 
     Optional: ``NOT_RUN``, OpError kind -> why ncnn is not run on such an input."""
 

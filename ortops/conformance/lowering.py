@@ -235,7 +235,7 @@ def judge_openvino(case: Case) -> list[Check]:
         return [Check(OPENVINO, "skipped", "no exact standard-ONNX composition", detail=compiled)]
     compiled, names = compiled
     want = _reference(case)
-    oracle = op.oracle()
+    oracle = op.judge().OPENVINO
     try:
         result = compiled([case.inputs[name] for name in names])
         got = [np.asarray(result[output]) for output in compiled.outputs]

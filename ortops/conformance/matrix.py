@@ -28,7 +28,7 @@ from ..verdicts import STATUSES as SEVERITY
 from ..verdicts import Case, Check
 from .cases import Result, combine
 from ..arrays import has_nan
-from .runner import suite
+from .runner import judge_of
 
 __all__ = ["ROWS", "COLUMNS", "RUNTIME_COLUMNS", "SPEC_COLUMNS", "Cell", "case_topics", "row_topics", "matrix"]
 
@@ -51,7 +51,7 @@ _DTYPE_TOPICS = {"uint64": "uint64", "float16": "float16-bfloat16", "bfloat16": 
 
 def case_topics(case: Case) -> set[str]:
     """The topics a case exercises, read off its inputs and attributes: the dtype topics here,
-    the op's own (ties, k range, integer mean, ...) from its suite's ``topics``."""
+    the op's own (ties, k range, integer mean, ...) from its judge's ``topics``."""
     data = case.inputs.get("data")
     if data is None:
         return set()
@@ -60,7 +60,7 @@ def case_topics(case: Case) -> set[str]:
         topics.add("nan")
     if case.dtype in _DTYPE_TOPICS:
         topics.add(_DTYPE_TOPICS[case.dtype])
-    return topics | suite(case.op).topics(case)
+    return topics | judge_of(case.op).topics(case)
 
 
 def row_topics(result: Result) -> set[str]:

@@ -4,7 +4,7 @@ in a child process, and judge the answer (``ortops conformance --oracle ncnn``).
 ncnn's pip wheel has no ArgMax layer; ``ortops install-oracle ncnn``
 (:mod:`ortops.interop.ncnn_build`) builds one from ncnn's source package. Real ncnn can read
 stray memory, abort or segfault on inputs that ortops refuses, so every call into it runs in a
-child process (:mod:`ortops.conformance.isolated`): a crash is a verdict, never the end of the
+child process (:mod:`ortops.processes`): a crash is a verdict, never the end of the
 run.
 
 How a case is judged
@@ -13,14 +13,14 @@ How a case is judged
 * Cases ortops accepts run in one long-lived child; cases the op marks as hostile (ArgMax: NaN
   in the data, where ncnn's sort gets a comparator that is no strict weak order) run in a child
   of their own. Exactly equal -> ``agree``. A difference is ``explained`` only when the op's
-  judge (``ortops/ops/<op>/ncnn_oracle.py``) shows its cause in that very case, else it is
+  judge (``NCNN`` of ``ortops/ops/<op>/judge.py``) shows its cause in that very case, else it is
   ``unexplained``; a crash on a case ortops accepts is ``unexplained``.
 * Cases ortops rejects with OpError run in a child of their own (real ncnn may corrupt its
   heap before it dies): ``explained`` when ncnn returns something or crashes (what it returned,
   or the signal and what it wrote to stderr, goes into the detail), ``skipped`` when ncnn
   rejects the input too. Errors of a kind the op's judge lists in ``NOT_RUN`` (ArgMax: a dtype
   other than float32, which ncnn's layer cannot even be given) are ``skipped`` without a run.
-* Ops that ncnn does not have (their spec has no ``ncnn`` module) get no ncnn check.
+* Ops that ncnn does not have (their judge has no ``NCNN``) get no ncnn check.
 
 Every explained or skipped check carries its topic (:mod:`ortops.divergences`) and its reason
 from the divergence table's ncnn rows.
@@ -31,14 +31,14 @@ from __future__ import annotations
 import atexit
 import functools
 
-import numpy as np
 
 from .. import divergences
+from ..arrays import short as arrays_short
 from ..errors import OpError
 from ..ops import by_name
 from ..verdicts import Case, Check
 from .contracts import NcnnJudge
-from .isolated import Outcome, Worker, call_once
+from ..processes import Outcome, Worker, call_once
 
 __all__ = ["ORACLE", "judge_ncnn", "unavailable", "check", "short", "run_ncnn", "close", "version"]
 
@@ -81,13 +81,12 @@ def version() -> str | None:
 
 def short(arrays) -> str:
     """A short printout of a few arrays, for a check's detail."""
-    with np.printoptions(threshold=16, edgeitems=4, linewidth=1000):
-        return "; ".join(np.array2string(np.asarray(a), separator=",").replace("\n", "") for a in arrays)
+    return arrays_short(arrays, threshold=16, edgeitems=4)
 
 
 def _op_oracle(case: Case) -> NcnnJudge | None:
-    op = by_name(case.op)
-    return op.ncnn() if op.ncnn else None
+    """How the case's op judges real ncnn's answer (its judge's ``NCNN``), None if ncnn lacks the op."""
+    return getattr(by_name(case.op).judge(), "NCNN", None)
 
 
 def close() -> None:

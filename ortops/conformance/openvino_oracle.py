@@ -36,7 +36,7 @@ carries ``"ties"`` when OpenVINO gave another answer the spec allows (stable=0 /
 duplicate targets of reduction none).
 
 What is op-specific (the model, ortops' answer, what matches, which known behaviours to
-recompute) is in each op's ``ortops/ops/<op>/oracle.py``; this module asks no case which op
+recompute) is in each op's one judge (``OPENVINO`` of ``ortops/ops/<op>/judge.py``); this module asks no case which op
 it holds.
 
 Cost: one OpenVINO model is compiled per distinct (op, dtypes, rank, attributes) and cached by
@@ -57,7 +57,7 @@ from ..ops import by_name
 from ..arrays import first_difference, order_ranks, same, short
 from ..interop.openvino import to_work
 from ..verdicts import Case, Check
-from .contracts import OpenVinoJudge
+from .contracts import OpJudge, OpenVinoJudge
 
 __all__ = ["ORACLE", "TOPICS", "TOOLS", "judge_openvino", "topic_of", "available", "check", "structured_difference",
            "run_openvino", "message", "nan_evidence"]
@@ -111,9 +111,14 @@ def available() -> bool:
     return True
 
 
+def _op_judge(case: Case) -> OpJudge:
+    """The one judge of the case's op (``ortops/ops/<op>/judge.py``)."""
+    return by_name(case.op).judge()
+
+
 def _op_oracle(case: Case) -> OpenVinoJudge:
-    """The judging module of the case's op (``ortops/ops/<op>/oracle.py``)."""
-    return by_name(case.op).oracle()
+    """How the case's op judges OpenVINO's answer (its judge's ``OPENVINO``)."""
+    return _op_judge(case).OPENVINO
 
 
 def _run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
@@ -121,7 +126,7 @@ def _run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
 
     inputs = case.inputs if inputs is None else inputs
     # float32 inference (DEFAULT_CONFIG): the CPU plugin's own default is bfloat16 where the CPU has it.
-    return ov_interop.run(_op_oracle(case).model(case), {n: inputs[n] for n in by_name(case.op).inputs},
+    return ov_interop.run(_op_judge(case).model(case), {n: inputs[n] for n in by_name(case.op).inputs},
                           config=ov_interop.DEFAULT_CONFIG)
 
 
@@ -140,10 +145,9 @@ def nan_evidence(case: Case, fallback=None) -> str | None:
         return None
     inputs = {**case.inputs, "data": order_ranks(base).astype(data.dtype)}
     ranked = Case(case.name, case.op, case.source, inputs, case.attrs)
-    oracle = _op_oracle(case)
     got = run_openvino(ranked)
-    want = oracle.expected(inputs, case.attrs)
-    ok, _ = oracle.matches(ranked, got, want)
+    want = _op_judge(case).expected(inputs, case.attrs)
+    ok, _ = _op_oracle(case).matches(ranked, got, want)
     if not ok and fallback is not None:
         ok = bool(fallback(ranked, got, want))
     if not ok:
@@ -226,7 +230,7 @@ def judge_openvino(case: Case) -> list[Check]:
         return [check("skipped", "float16-bfloat16", _SKIP_UNSUPPORTED_DTYPE, f"dtype {data.dtype}")]
     oracle = _op_oracle(case)
     try:
-        want = oracle.expected(case.inputs, case.attrs)
+        want = _op_judge(case).expected(case.inputs, case.attrs)
     except OpError as error:
         return [_judge_error(case, error)]
     try:

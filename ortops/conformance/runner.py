@@ -11,17 +11,22 @@ from .. import real_model
 from ..arrays import preview
 from ..verdicts import Difference
 from .cases import Case, Check, Result
-from .contracts import Suite
+from .contracts import OpJudge, Suite
 
-__all__ = ["SUITES", "suite", "collect_cases", "judge_case", "run", "complete_differences"]
+__all__ = ["SUITES", "suite", "judge_of", "collect_cases", "judge_case", "run", "complete_differences"]
 
-#: The ops that have a conformance suite (:class:`ortops.conformance.contracts.Suite`).
-SUITES = tuple(op.op_type for op in OPS if op.conformance)
+#: The ops that have conformance cases (:class:`ortops.conformance.contracts.Suite`).
+SUITES = tuple(op.op_type for op in OPS if op.cases)
 
 
 def suite(op: str) -> Suite:
-    """The conformance suite of ``op`` (``ortops/ops/<op>/conformance.py``)."""
-    return by_name(op).conformance()
+    """The conformance cases of ``op`` (``ortops/ops/<op>/cases.py``)."""
+    return by_name(op).cases()
+
+
+def judge_of(op: str) -> OpJudge:
+    """The one judge of ``op`` (``ortops/ops/<op>/judge.py``)."""
+    return by_name(op).judge()
 
 
 def collect_cases(ops: Sequence[str] | None = None, sources: Sequence[str] | None = None) -> tuple[list[Case], list[str]]:
@@ -60,7 +65,7 @@ def judge_case(case: Case, *, openvino: bool = False, ncnn: bool = False) -> Res
     """
     start = time.perf_counter()
     try:
-        checks = suite(case.op).judge(case)
+        checks = judge_of(case.op).judge(case)
     except Exception as exc:  # noqa: BLE001 - the report must say what went wrong, case by case
         checks = [Check("ortops", "unexplained", f"{type(exc).__name__}: {exc}")]
     for check in checks:  # the outputs someone else wrote: their family is the case's to say
@@ -143,7 +148,7 @@ def complete_differences(case, checks) -> None:
     from ..ops import by_name
 
     try:
-        outputs = by_name(case.op).oracle().expected(case.inputs, case.attrs)
+        outputs = by_name(case.op).judge().expected(case.inputs, case.attrs)
         names = by_name(case.op).outputs
         ours = "; ".join(f"{n}={preview(o)}" for n, o in zip(names, outputs))
     except OpError as exc:

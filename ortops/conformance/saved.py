@@ -34,7 +34,6 @@ from ..ops import by_name
 from ..arrays import jsonable, preview
 from ..verdicts import Difference
 from .cases import Case, Check, Result
-from .runner import suite
 
 __all__ = ["save", "load", "model_of", "expected_outputs", "describe", "INLINE_OUTPUT_ITEMS"]
 
@@ -43,22 +42,18 @@ INLINE_OUTPUT_ITEMS = 256
 
 
 def model_of(case: Case) -> onnx.ModelProto:
-    """The ONNX model ortops runs for ``case``: the suite's ``case_model`` when it has one
-    (e.g. TopK's bfloat16 cases), else the op's oracle ``model``."""
-    module = suite(case.op)
-    if hasattr(module, "case_model"):
-        found = module.case_model(case)
-        if found is not None:
-            return found
-    return by_name(case.op).oracle().model(case)
+    """The ONNX model ortops runs for ``case``: the judge's ``case_model`` when it has one
+    (e.g. TopK's bfloat16 cases), else its ``model``."""
+    judge = by_name(case.op).judge()
+    found = judge.case_model(case) if hasattr(judge, "case_model") else None
+    return judge.model(case) if found is None else found
 
 
 def expected_outputs(case: Case) -> dict[str, np.ndarray] | OpError:
     """ortops' expected answer on ``case`` (the spec's reference), by output name, or the
     OpError the spec's checks raise."""
-    oracle = by_name(case.op).oracle()
     try:
-        outputs = oracle.expected(case.inputs, case.attrs)
+        outputs = by_name(case.op).judge().expected(case.inputs, case.attrs)
     except OpError as exc:
         return exc
     return dict(zip(by_name(case.op).outputs, outputs))

@@ -16,7 +16,7 @@ import numpy as np
 from ..arrays import same
 from ..verdicts import Finding
 
-__all__ = ["judge_selection"]
+__all__ = ["judge_selection", "valid_selection"]
 
 
 def _slices(array: np.ndarray, axis: int) -> np.ndarray:
@@ -24,14 +24,24 @@ def _slices(array: np.ndarray, axis: int) -> np.ndarray:
     return array.reshape(-1, array.shape[-1]) if array.ndim else array.reshape(1, 1)
 
 
+def valid_selection(data, axis: int, values, indices, want_values) -> bool:
+    """Whether ``(values, indices)``, shaped like ``want_values``, select along ``axis`` of
+    ``data`` the same values as ``want_values`` (the same multiset per slice, NaN equal to NaN):
+    indices distinct, in range and pointing at their values. The order is not judged."""
+    values, indices, want_values = np.asarray(values), np.asarray(indices, np.int64), np.asarray(want_values)
+    if values.shape != want_values.shape or indices.shape != values.shape:
+        return False
+    if np.any(indices < 0) or np.any(indices >= data.shape[axis]):
+        return False
+    if np.any(np.diff(np.sort(indices, axis=axis), axis=axis) == 0):
+        return False
+    return same(np.take_along_axis(data, indices, axis=axis), values) and same(
+        np.sort(values, axis=axis), np.sort(want_values, axis=axis))
+
+
 def _valid(row, idx, vals, k, largest) -> bool:
-    n = row.shape[0]
-    if idx.shape[0] != k or np.any(idx < 0) or np.any(idx >= n) or len(set(idx.tolist())) != k:
-        return False
-    if not same(row[idx], vals):
-        return False
     order = np.sort(row)[::-1] if largest else np.sort(row)
-    return same(np.sort(vals), np.sort(order[:k]))
+    return valid_selection(row, 0, vals, idx, order[:k])
 
 
 def _stable_choice(row, k, largest) -> np.ndarray:

@@ -3,7 +3,7 @@
 Each folder ``ortops/ops/<op>/spec.py`` holds one :class:`OpSpec`: domain, inputs, outputs,
 attributes with the spec's defaults, the one table of accepted types, how float16/bfloat16
 are carried around the bridge, the bridge's registration variants, shape inference, and
-where its reference, kernel, OpenVINO conversion and conformance suite live. The shared
+where its reference, kernel, OpenVINO conversion, cases and judge live. The shared
 layers (bridge, schemas, session, OpenVINO interop, conformance runner) loop over
 :data:`ortops.ops.OPS` and read these fields; none of them tests an op's name.
 """
@@ -206,13 +206,14 @@ class OpSpec:
         ``f(*inputs, **attributes)``.
     openvino : Deferred
         The OpenVINO ONNX-frontend converter, ``convert(node_context) -> outputs``.
-    lowering, conformance, oracle, ncnn, bench, audit : callable or None
+    lowering, cases, judge, bench : callable or None
         Each returns the op's layer that a shared layer or tool needs, imported on first call
         (a function of the op's ``spec.py``); each tool layer states what it needs as a
         ``typing.Protocol``: the lowering (:class:`ortops.lowering.Lowering`), the conformance
-        suite, OpenVINO and ncnn judges (:mod:`ortops.conformance.contracts`), the bench cases
-        (:class:`ortops.bench.cases.OpBench`), the node audits
-        (:class:`ortops.compare.audit.OpAudits`). None: the op has no such layer.
+        cases (:class:`ortops.conformance.contracts.Suite`), the one judge of the op's answers
+        for every caller (:class:`ortops.conformance.contracts.OpJudge`, with its
+        OpenVINO and ncnn parts, and :class:`ortops.compare.audit.OpAudits`), the bench cases
+        (:class:`ortops.bench.cases.OpBench`). None: the op has no such layer.
     divergences : tuple of Divergence
         The op's own known divergences (``ortops/ops/<op>/divergences.py``), collected by
         :data:`ortops.divergences.DIVERGENCES`.
@@ -237,11 +238,9 @@ class OpSpec:
     kernel: Deferred | None = field(default=None, compare=False)
     openvino: Deferred | None = field(default=None, compare=False)
     lowering: Callable[[], Any] | None = field(default=None, compare=False)
-    conformance: Callable[[], Any] | None = field(default=None, compare=False)
-    oracle: Callable[[], Any] | None = field(default=None, compare=False)
-    ncnn: Callable[[], Any] | None = field(default=None, compare=False)
+    cases: Callable[[], Any] | None = field(default=None, compare=False)
+    judge: Callable[[], Any] | None = field(default=None, compare=False)
     bench: Callable[[], Any] | None = field(default=None, compare=False)
-    audit: Callable[[], Any] | None = field(default=None, compare=False)
     divergences: tuple[Divergence, ...] = field(default=(), compare=False)
     session_path: str = "pyop"
 

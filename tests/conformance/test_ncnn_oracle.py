@@ -17,9 +17,9 @@ import pytest
 from ortops import cli, divergences, reference
 from ortops.conformance import ncnn_oracle, runner
 from ortops.conformance.cases import Case, Check, Result
-from ortops.conformance.isolated import Outcome, call_once
+from ortops.processes import Outcome, call_once
 from ortops.conformance.matrix import matrix
-from ortops.ops.arg_max import conformance as arg_max_suite
+from ortops.ops.arg_max import cases as arg_max_suite_cases
 from ortops.ops.arg_max import ncnn
 from ortops.arrays import order_ranks
 
@@ -163,7 +163,7 @@ def test_a_crash_is_quoted():
 @pytest.mark.ncnn
 @needs_ncnn
 def test_an_index_above_2_24_is_explained():
-    (case,) = [c for c in arg_max_suite.generated_cases() if c.name == "gen_error_index_above_2_24"]
+    (case,) = [c for c in arg_max_suite_cases.generated_cases() if c.name == "gen_error_index_above_2_24"]
     (check,) = ncnn_oracle.judge_ncnn(case)
     assert check.status == "explained" and check.topic == "float-index-precision"
     assert "ncnn returned [[1.6777216e+07]]" in check.detail

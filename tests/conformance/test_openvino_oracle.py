@@ -14,7 +14,7 @@ from ortops.conformance import collect_cases  # noqa: E402
 from ortops.conformance import openvino_oracle as oracle  # noqa: E402
 from ortops.conformance.cases import Case, Check  # noqa: E402
 from ortops.conformance.openvino_oracle import TOPICS, judge_openvino, topic_of  # noqa: E402
-from ortops.ops.top_k.conformance import valid_top_k  # noqa: E402
+from ortops.ops.top_k.judge import valid_top_k  # noqa: E402
 
 HYPOTHESIS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

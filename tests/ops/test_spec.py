@@ -12,7 +12,7 @@ from ortops import bridge, dtypes
 from ortops.bench.cases import OpBench
 from ortops.builder.schemas import SCHEMA_VERSION, register_schemas
 from ortops.compare.audit import OpAudits
-from ortops.conformance.contracts import NcnnJudge, OpenVinoJudge, Suite
+from ortops.conformance.contracts import NcnnJudge, OpJudge, OpenVinoJudge, Suite
 from ortops.errors import OpError
 from ortops.lowering import Lowering
 from ortops.ops import ARG_MAX, DOMAINS, OPS, SCATTER_ELEMENTS_UPDATE, TOP_K, by_name, find_op
@@ -40,9 +40,19 @@ def test_every_spec_is_complete_and_consistent(op: OpSpec):
         assert callable(layer.resolve())
 
 
-#: Each contract a tool layer states as a Protocol, and the OpSpec link that fulfils it.
-CONTRACTS = {"lowering": Lowering, "conformance": Suite, "oracle": OpenVinoJudge, "ncnn": NcnnJudge,
-             "bench": OpBench, "audit": OpAudits}
+#: Each contract a tool layer states as a Protocol, and the OpSpec link (or the member of the
+#: op's judge) that fulfils it.
+CONTRACTS = {"lowering": Lowering, "cases": Suite, "judge": OpJudge, "judge.OPENVINO": OpenVinoJudge,
+             "judge.NCNN": NcnnJudge, "bench": OpBench, "judge.AUDITS": OpAudits}
+
+
+def _layer(op: OpSpec, link: str):
+    """What fulfils ``link`` for ``op``, or None when the op has none."""
+    name, _, member = link.partition(".")
+    load = getattr(op, name)
+    if load is None or member in ("", "AUDITS"):
+        return load and load()
+    return getattr(load(), member, None)
 
 
 def _members(protocol) -> set[str]:
@@ -52,11 +62,10 @@ def _members(protocol) -> set[str]:
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.op_type)
 @pytest.mark.parametrize("link", CONTRACTS)
 def test_every_op_keeps_every_contract(op: OpSpec, link: str):
-    load = getattr(op, link)
-    if load is None:
-        assert link in ("ncnn", "lowering"), f"{op.op_type} has no {link}"  # only these are optional
+    layer, protocol = _layer(op, link), CONTRACTS[link]
+    if layer is None:
+        assert link in ("judge.NCNN", "lowering"), f"{op.op_type} has no {link}"  # only these are optional
         return
-    layer, protocol = load(), CONTRACTS[link]
     assert isinstance(layer, protocol), f"{op.op_type}.{link} lacks {_members(protocol) - set(dir(layer))}"
     for name in _members(protocol):
         member = getattr(layer, name)
@@ -74,8 +83,10 @@ def test_a_layer_that_breaks_its_contract_is_caught():
         def judge(self, case):
             return []
 
-    assert not isinstance(Incomplete(), Suite)
-    assert isinstance(TOP_K.conformance(), Suite) and not isinstance(TOP_K.conformance(), NcnnJudge)
+    assert not isinstance(Incomplete(), OpJudge)  # no topics, model, expected or OPENVINO
+    assert isinstance(TOP_K.cases(), Suite) and not isinstance(TOP_K.cases(), NcnnJudge)
+    assert isinstance(TOP_K.judge(), OpJudge) and not hasattr(TOP_K.judge(), "NCNN")
+    assert isinstance(ARG_MAX.judge().NCNN, NcnnJudge)
 
 
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.op_type)

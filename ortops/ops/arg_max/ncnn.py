@@ -1,5 +1,5 @@
 """Real ncnn's ArgMax layer on a NumPy array (the ``ncnn`` package that ``ortops install-oracle
-ncnn`` builds). Runs inside the ncnn oracle's child process (:mod:`ortops.conformance.isolated`):
+ncnn`` builds). Runs inside the ncnn oracle's child process (:mod:`ortops.processes`):
 real ncnn can crash on inputs ortops refuses.
 
 How the data is fed: no padding

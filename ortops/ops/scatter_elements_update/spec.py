@@ -40,24 +40,20 @@ def _lowering():
     return lowering
 
 
-def _conformance():
-    from . import conformance
-    return conformance
+def _cases():
+    from . import cases
+    return cases
 
 
-def _oracle():
-    from . import oracle
-    return oracle
+def _judge():
+    from . import judge
+    return judge
 
 
 def _bench():
     from . import bench
     return bench
 
-
-def _audit():
-    from . import audit
-    return audit
 
 SCATTER_ELEMENTS_UPDATE = OpSpec(
     domain=OPENVINO_DOMAIN,
@@ -90,11 +86,10 @@ SCATTER_ELEMENTS_UPDATE = OpSpec(
     reference=Deferred(_reference),
     kernel=Deferred(_kernel),
     openvino=Deferred(_openvino),
-    conformance=_conformance,
-    oracle=_oracle,
+    cases=_cases,
+    judge=_judge,
     bench=_bench,
     lowering=_lowering,
-    audit=_audit,
     divergences=DIVERGENCES,
     session_path="pyop",  # measured: NumPy behind the bridge beats ORT's ScatterElements (docs/performance.md)
 )

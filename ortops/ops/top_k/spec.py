@@ -58,14 +58,14 @@ def _lowering():
     return lowering
 
 
-def _conformance():
-    from . import conformance
-    return conformance
+def _cases():
+    from . import cases
+    return cases
 
 
-def _oracle():
-    from . import oracle
-    return oracle
+def _judge():
+    from . import judge
+    return judge
 
 
 def _bench():
@@ -73,9 +73,6 @@ def _bench():
     return bench
 
 
-def _audit():
-    from . import audit
-    return audit
 
 TOP_K = OpSpec(
     domain=OPENVINO_DOMAIN,
@@ -110,11 +107,10 @@ TOP_K = OpSpec(
     reference=Deferred(_reference),
     kernel=Deferred(_kernel),
     openvino=Deferred(_openvino),
-    conformance=_conformance,
-    oracle=_oracle,
+    cases=_cases,
+    judge=_judge,
     bench=_bench,
     lowering=_lowering,
-    audit=_audit,
     divergences=DIVERGENCES,
     session_path="lowered",
 )

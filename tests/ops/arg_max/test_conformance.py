@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ortops.ops.arg_max import conformance as suite
+from ortops.ops.arg_max import cases as suite_cases, judge as suite_judge
 from ortops import real_model
 from ortops.conformance.cases import Case, combine
 from ortops.conformance.runner import collect_cases, judge_case, suite as suite_of
@@ -19,7 +19,7 @@ from ortops.conformance.runner import collect_cases, judge_case, suite as suite_
 @pytest.fixture(scope="module")
 def cases() -> list[Case]:
     found = []
-    for source, make in suite.CASE_SOURCES.items():
+    for source, make in suite_cases.CASE_SOURCES.items():
         if source == "real-model" and not real_model.available():
             continue
         found += make()
@@ -28,7 +28,7 @@ def cases() -> list[Case]:
 
 @pytest.fixture(scope="module")
 def verdicts(cases) -> dict[str, tuple[Case, list]]:
-    return {case.name: (case, suite.judge(case)) for case in cases}
+    return {case.name: (case, suite_judge.judge(case)) for case in cases}
 
 
 def _status(checks) -> str:
@@ -44,9 +44,9 @@ def _check(checks, oracle_prefix: str):
 
 
 def test_suite_is_found_by_the_runner():
-    assert suite_of("ArgMax") is suite
-    assert suite.OP == "ArgMax"
-    assert set(suite.CASE_SOURCES) == {"seed-example", "onnx-backend-test", "generated", "real-model"}
+    assert suite_of("ArgMax") is suite_cases
+    assert suite_judge.OP == "ArgMax"
+    assert set(suite_cases.CASE_SOURCES) == {"seed-example", "onnx-backend-test", "generated", "real-model"}
 
 
 def test_cases_are_data(cases):
@@ -110,7 +110,7 @@ def test_onnx_example_without_select_last_index_is_an_explained_tie(verdicts):
 
 
 def test_onnx_vectors_are_onnx_own():
-    vectors = {v.name: v for v in suite.onnx_arg_max_vectors()}
+    vectors = {v.name: v for v in suite_cases.onnx_arg_max_vectors()}
     assert len(vectors) == 16
     example = vectors["test_argmax_keepdims_example_select_last_index"]
     np.testing.assert_array_equal(example.inputs[0], [[2, 2], [3, 10]])
@@ -119,10 +119,10 @@ def test_onnx_vectors_are_onnx_own():
 
 
 def test_boundary_tie_is_explained_by_the_naive_mapping(verdicts):
-    check = _check(verdicts["gen_all_equal_r4_top1"][1], suite.NAIVE)
-    assert check.status == "explained" and check.reason == suite._TIE_NOTE
+    check = _check(verdicts["gen_all_equal_r4_top1"][1], suite_judge.NAIVE)
+    assert check.status == "explained" and check.reason == suite_judge._TIE_NOTE
     assert "ortops keeps [11], ORT keeps [0]" in check.detail
-    assert _check(verdicts["gen_all_equal_r4_top1"][1], suite.EXACT).status == "agree"
+    assert _check(verdicts["gen_all_equal_r4_top1"][1], suite_judge.EXACT).status == "agree"
 
 
 def test_nan_against_ort_is_agree_or_explained(verdicts):
@@ -130,7 +130,7 @@ def test_nan_against_ort_is_agree_or_explained(verdicts):
     # implementation (1.31 and 1.32 give index 1): observed, never assumed.
     checks = verdicts["gen_nan_last_top1"][1]
     assert _check(checks, "reference").status == "agree"
-    check = _check(checks, suite.EXACT)
+    check = _check(checks, suite_judge.EXACT)
     assert check.status in ("agree", "explained"), check
     if check.status == "explained":
         assert "NaN at flat indices [2]" in check.detail
@@ -141,7 +141,7 @@ def test_error_cases_agree_on_op_error(verdicts):
         checks = verdicts[name][1]
         assert _status(checks) == "agree", name
         assert "both raise OpError" in _check(checks, "reference").detail
-    check = _check(verdicts["gen_error_index_above_2_24"][1], suite.EXACT)
+    check = _check(verdicts["gen_error_index_above_2_24"][1], suite_judge.EXACT)
     assert check.status == "explained" and "[[16777216.0]]" in check.detail
 
 
@@ -162,26 +162,26 @@ def test_real_model_details(verdicts):
 
 
 def test_naive_ties_inside_the_top_k_agree_as_sets():
-    case = suite._case("t", "generated", np.array([3, 3, 1], np.float32), topk=2)
-    check = _check(suite.judge(case), suite.NAIVE)
+    case = suite_cases._case("t", "generated", np.array([3, 3, 1], np.float32), topk=2)
+    check = _check(suite_judge.judge(case), suite_judge.NAIVE)
     assert check.status == "agree" and "ortops [1, 0] vs ORT [0, 1]" in check.detail
 
 
 def test_wrong_expected_output_is_unexplained():
-    case = suite._case("t", "seed-example", np.array([1, 5, 2], np.float32), expected_from="by hand",
+    case = suite_cases._case("t", "seed-example", np.array([1, 5, 2], np.float32), expected_from="by hand",
                        expected={"output": np.array([[2]], np.float32)})
-    check = _check(suite.judge(case), "by hand")
+    check = _check(suite_judge.judge(case), "by hand")
     assert check.status == "unexplained"
 
 
 def test_broken_reference_is_unexplained(monkeypatch):
-    monkeypatch.setattr(suite.reference, "arg_max", lambda data, **attrs: np.array([[0]], np.float32))
-    case = suite._case("t", "generated", np.array([1, 5, 2], np.float32))
-    assert _check(suite.judge(case), "reference").status == "unexplained"
+    monkeypatch.setattr(suite_judge.reference, "arg_max", lambda data, **attrs: np.array([[0]], np.float32))
+    case = suite_cases._case("t", "generated", np.array([1, 5, 2], np.float32))
+    assert _check(suite_judge.judge(case), "reference").status == "unexplained"
 
 
 def test_missing_error_is_unexplained():
-    case = suite._error_case("t", "generated", np.array([1, 5, 2], np.float32), "pretend it fails", topk=2)
+    case = suite_cases._error_case("t", "generated", np.array([1, 5, 2], np.float32), "pretend it fails", topk=2)
     result = judge_case(case)
     assert result.status == "unexplained"
 

@@ -11,13 +11,13 @@ import pytest
 from ortops import conformance
 from ortops import real_model
 from ortops.conformance import runner
-from ortops.ops.scatter_elements_update import conformance as suite
+from ortops.ops.scatter_elements_update import cases as suite_cases, judge as suite_judge
 from ortops.verdicts import SOURCES
 
 
 @pytest.fixture(scope="module")
 def generated():
-    return suite.generated_cases()
+    return suite_cases.generated_cases()
 
 
 def _by_name(cases, name):
@@ -29,13 +29,13 @@ def _check(result, oracle):
 
 
 def test_the_runner_finds_the_suite():
-    assert runner.suite("ScatterElementsUpdate") is suite
-    assert suite.OP == "ScatterElementsUpdate"
-    assert list(suite.CASE_SOURCES) == list(SOURCES)
+    assert runner.suite("ScatterElementsUpdate") is suite_cases
+    assert suite_judge.OP == "ScatterElementsUpdate"
+    assert list(suite_cases.CASE_SOURCES) == list(SOURCES)
 
 
 def test_cases_are_data_with_explicit_dtypes(generated):
-    cases = suite.seed_cases() + suite.onnx_backend_cases() + generated
+    cases = suite_cases.seed_cases() + suite_cases.onnx_backend_cases() + generated
     assert len({c.name for c in cases}) == len(cases)
     for case in cases:
         assert case.op == "ScatterElementsUpdate" and case.source in SOURCES
@@ -58,12 +58,12 @@ def test_generated_covers_every_dtype_reduction_and_use_init_val(generated):
     assert any(c.inputs["axis"].shape == () for c in generated)
     assert any((c.inputs["indices"] < 0).any() for c in generated)
     larger = [c for c in generated if c.inputs["indices"].size
-              and c.inputs["indices"].shape[suite._axis_value(c)] > c.inputs["data"].shape[suite._axis_value(c)]]
+              and c.inputs["indices"].shape[suite_judge._axis_value(c)] > c.inputs["data"].shape[suite_judge._axis_value(c)]]
     assert len(larger) > 20
 
 
 def test_seed_cases_all_agree():
-    cases = suite.seed_cases()
+    cases = suite_cases.seed_cases()
     assert len(cases) == 6
     results = conformance.run(cases, progress=False)
     assert [r.status for r in results] == ["agree"] * 6, [(r.case.name, r.reason) for r in results]
@@ -76,7 +76,7 @@ def test_seed_cases_all_agree():
 
 
 def test_onnx_backend_vectors_all_seven_agree():
-    cases = suite.onnx_backend_cases()
+    cases = suite_cases.onnx_backend_cases()
     assert {c.name for c in cases} == {
         "test_scatter_elements_without_axis", "test_scatter_elements_with_axis",
         "test_scatter_elements_with_negative_indices", "test_scatter_elements_with_duplicate_indices",
@@ -104,7 +104,7 @@ def test_onnx_backend_vectors_do_not_depend_on_what_was_collected_before(monkeyp
     monkeypatch.setattr(node_cases, "_NodeTestCases", ["not a ScatterElements case"])
     onnx_vectors.cache_clear()
     try:
-        cases = suite.onnx_backend_cases()
+        cases = suite_cases.onnx_backend_cases()
     finally:
         onnx_vectors.cache_clear()
     assert len(cases) == 7 and all(c.name.startswith("test_scatter_elements") for c in cases)
@@ -138,8 +138,8 @@ def test_mean_on_bool_agrees_because_both_reject(generated):
 
 
 def test_a_corrupted_ortops_result_is_unexplained(monkeypatch):
-    case = suite.seed_cases()[3]  # example 4, int32 sum
-    real = suite.ortops_session
+    case = suite_cases.seed_cases()[3]  # example 4, int32 sum
+    real = suite_judge.ortops_session
 
     class Corrupting:
         def __init__(self, session):
@@ -151,7 +151,7 @@ def test_a_corrupted_ortops_result_is_unexplained(monkeypatch):
             outputs[0].flat[0] += 1
             return outputs
 
-    monkeypatch.setattr(suite, "ortops_session", lambda model: Corrupting(real(model)))
+    monkeypatch.setattr(suite_judge, "ortops_session", lambda model: Corrupting(real(model)))
     result = conformance.judge_case(case)
     assert result.status == "unexplained"
     assert _check(result, "reference").status == "unexplained"
@@ -159,7 +159,7 @@ def test_a_corrupted_ortops_result_is_unexplained(monkeypatch):
 
 
 def test_a_corrupted_expected_output_is_unexplained():
-    case = suite.seed_cases()[0]
+    case = suite_cases.seed_cases()[0]
     case.expected = {"output": case.expected["output"] + np.float32(1)}
     result = conformance.judge_case(case)
     assert result.status == "unexplained"
@@ -167,12 +167,12 @@ def test_a_corrupted_expected_output_is_unexplained():
 
 
 def test_only_one_side_rejecting_is_unexplained(monkeypatch):
-    case = suite.seed_cases()[0]
+    case = suite_cases.seed_cases()[0]
 
     def rejecting(*args, **kwargs):
-        raise suite.OpError("ScatterElementsUpdate", "made up")
+        raise suite_judge.OpError("ScatterElementsUpdate", "made up")
 
-    monkeypatch.setattr(suite.reference, "scatter_elements_update", rejecting)
+    monkeypatch.setattr(suite_judge.reference, "scatter_elements_update", rejecting)
     result = conformance.judge_case(case)
     assert result.status == "unexplained" and "only the reference rejects" in result.reason
 
@@ -203,29 +203,29 @@ def test_floor_composition_agrees_where_the_naive_one_is_explained(generated):
 
 def test_an_explanation_that_does_not_reproduce_stays_unexplained(generated):
     case = _by_name(generated, "gen_float32_sum_cancellation")
-    got = suite._run_ortops(case)
+    got = suite_judge._run_ortops(case)
     made_up = got + np.float32(5)  # not what float32 accumulation gives
-    assert suite._explain(case, "onnxruntime ScatterElements-18", got, made_up).status == "unexplained"
+    assert suite_judge._explain(case, "onnxruntime ScatterElements-18", got, made_up).status == "unexplained"
     case = _by_name(generated, "gen_int32_mean_negative_floor")
-    got = suite._run_ortops(case)
-    assert suite._explain_trunc(case, "x", got, got - 1).status == "unexplained"  # below, not above
+    got = suite_judge._run_ortops(case)
+    assert suite_judge._explain_trunc(case, "x", got, got - 1).status == "unexplained"  # below, not above
 
 
 def test_none_with_duplicates_compares_defined_positions_strictly(monkeypatch, generated):
     case = _by_name(generated, "gen_none_heavy_duplicates_float32")
-    got = suite._run_ortops(case)
-    several = suite._counts(case) > 1
+    got = suite_judge._run_ortops(case)
+    several = suite_judge._counts(case) > 1
     other = got.copy()
     other[several] += 1  # ORT keeping another of several updates: undefined order
-    check = suite._builtin_versus(case, "x", got, other, "")
+    check = suite_judge._builtin_versus(case, "x", got, other, "")
     assert check.status == "explained" and "undefined" in check.reason
     other[~several] += 1  # a defined position differing is a bug
-    assert suite._builtin_versus(case, "x", got, other, "").status == "unexplained"
+    assert suite_judge._builtin_versus(case, "x", got, other, "").status == "unexplained"
 
 
 @pytest.mark.skipif(not real_model.available(), reason="the ocr extra is not installed")
 def test_real_model_per_character_confidence():
-    cases = suite.real_model_cases()
+    cases = suite_cases.real_model_cases()
     assert len(cases) == 2 * len(real_model.TEXTS)
     results = conformance.run(cases, progress=False)
     assert all(r.status == "agree" for r in results), [(r.case.name, r.reason) for r in results]

@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 
 from ortops import cli, conformance
-from ortops.ops.top_k import conformance as top_k
+from ortops.ops.top_k import cases as top_k_cases, judge as top_k_judge
 from ortops.conformance.cases import Check, combine
 
 
 def test_seed_cases_agree():
-    results = conformance.run(top_k.seed_cases(), progress=False)
+    results = conformance.run(top_k_cases.seed_cases(), progress=False)
     assert [r.status for r in results] == ["agree"] * len(results)
 
 
 def test_onnx_backend_cases_cover_all_seven_vectors_and_agree():
-    results = conformance.run(top_k.onnx_backend_cases(), progress=False)
+    results = conformance.run(top_k_cases.onnx_backend_cases(), progress=False)
     assert len(results) == 7
     assert all(r.status == "agree" for r in results), [(r.case.name, r.reason) for r in results]
     uint64 = next(r for r in results if r.case.name == "test_top_k_uint64")
@@ -31,14 +31,14 @@ def test_onnx_backend_cases_cover_all_seven_vectors_and_agree():
 
 
 def test_a_wrong_answer_is_unexplained(monkeypatch):
-    case = top_k.seed_cases()[0]
-    real = top_k._run_ortops
+    case = top_k_cases.seed_cases()[0]
+    real = top_k_judge._run_ortops
 
-    def corrupted(data, k, attrs):
-        values, indices = real(data, k, attrs)
+    def corrupted(case):
+        values, indices = real(case)
         return values, indices[::-1].copy()
 
-    monkeypatch.setattr(top_k, "_run_ortops", corrupted)
+    monkeypatch.setattr(top_k_judge, "_run_ortops", corrupted)
     result = conformance.judge_case(case)
     assert result.status == "unexplained"
     assert "indices" in " ".join(c.detail for c in result.checks)
@@ -47,7 +47,7 @@ def test_a_wrong_answer_is_unexplained(monkeypatch):
 def test_nan_case_against_builtin_is_agree_or_explained_never_hidden():
     # ORT's NaN order changed between releases (1.31: [inf, 3, 1, nan]; 1.32: NaN first, as in
     # ortops). Whatever the installed ORT does, the case is agree, or explained with the NaN reason.
-    case = next(c for c in top_k.generated_cases() if c.name == "gen_nan_inf_float32_max_value")
+    case = next(c for c in top_k_cases.generated_cases() if c.name == "gen_nan_inf_float32_max_value")
     result = conformance.judge_case(case)
     reference_check = next(c for c in result.checks if c.oracle == "reference")
     assert reference_check.status == "agree"
@@ -63,20 +63,20 @@ def test_nan_case_against_builtin_is_agree_or_explained_never_hidden():
 ])
 def test_a_nan_difference_is_explained_with_the_difference_shown(other):
     data = np.array([1, np.nan, 3, -np.inf, np.inf, np.nan, 2], np.float32)
-    case = top_k._case("t", "generated", data, 4, axis=0, mode="max", sort="value", stable=1)
-    got = top_k.reference_answer(data, case.inputs["k"], case.attrs)
+    case = top_k_cases._case("t", "generated", data, 4, axis=0, mode="max", sort="value", stable=1)
+    got = top_k_judge.expected(case.inputs, case.attrs)
     values, indices = np.array(other[0], np.float32), np.array(other[1], np.int32)
-    check = top_k._versus("onnxruntime TopK-11", case, got, (values, indices), order_defined=True)
+    check = top_k_judge._versus("onnxruntime TopK-11", case, got, (values, indices), order_defined=True)
     assert check.status == "explained" and "NaN" in check.reason
     assert "values" in check.detail
 
 
 def test_the_same_difference_without_nan_is_unexplained():
     data = np.array([1, 0, 3, -np.inf, np.inf, 0, 2], np.float32)
-    case = top_k._case("t", "generated", data, 4, axis=0, mode="max", sort="value", stable=1)
-    got = top_k.reference_answer(data, case.inputs["k"], case.attrs)
+    case = top_k_cases._case("t", "generated", data, 4, axis=0, mode="max", sort="value", stable=1)
+    got = top_k_judge.expected(case.inputs, case.attrs)
     other = (np.array([np.inf, 3, 1, 0], np.float32), np.array([4, 2, 0, 1], np.int32))
-    assert top_k._versus("onnxruntime TopK-11", case, got, other, order_defined=True).status == "unexplained"
+    assert top_k_judge._versus("onnxruntime TopK-11", case, got, other, order_defined=True).status == "unexplained"
 
 
 def test_combine_orders_verdicts():
@@ -98,13 +98,13 @@ def test_cli_writes_reports_and_exit_code_tracks_unexplained(tmp_path, monkeypat
     assert report["summary"]["unexplained"] == 0
     assert {"name", "op", "source", "status", "reason"} <= set(report["cases"][0])
     assert "# ortops conformance report" in (out / "report.md").read_text()
-    monkeypatch.setattr(top_k, "judge", lambda case: [Check("reference", "unexplained", "forced")])
+    monkeypatch.setattr(top_k_judge, "judge", lambda case: [Check("reference", "unexplained", "forced")])
     assert cli.main(["conformance", "--ops", "TopK", "--sources", "seed-example", "--out", str(out),
                      "--no-progress"]) == 1
 
 
 def test_generated_cases_cover_every_dtype_and_attribute_combination():
-    cases = top_k.generated_cases()
+    cases = top_k_cases.generated_cases()
     combos = {(str(c.inputs["data"].dtype), c.attrs["mode"], c.attrs["sort"], c.attrs["stable"]) for c in cases}
     assert {c[0] for c in combos} >= {"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
                                       "uint32", "uint64", "float16"}
@@ -140,6 +140,6 @@ def test_real_model_cases_are_collected_with_the_ocr_extra():
 
     if not real_model.available():
         pytest.skip("the ocr extra is not installed")
-    cases = top_k.CASE_SOURCES["real-model"]()
+    cases = top_k_cases.CASE_SOURCES["real-model"]()
     assert len(cases) == 2 * len(real_model.TEXTS)
     assert all(c.source == "real-model" and c.op == "TopK" for c in cases)

@@ -1,4 +1,4 @@
-"""Calls in a child process (ortops.conformance.isolated): a crash or a hang is an outcome, not
+"""Calls in a child process (ortops.processes): a crash or a hang is an outcome, not
 the end of the caller. The crashes here are real ones (a NULL read, abort()), in the child."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from ortops.conformance.isolated import Worker, call_once
+from ortops.processes import Worker, call_once
 
 
 def test_values_come_back():
@@ -68,6 +68,6 @@ def test_a_child_that_died_between_calls_is_replaced():
         assert worker.call(os.getpid).ok
         first = worker._process
         first.kill()
-        first.wait()
+        first.join()
         again = worker.call(os.getpid)
         assert again.ok and again.value != first.pid

@@ -1,4 +1,9 @@
-"""Conformance of ``ortops.ncnn::ArgMax`` (ncnn's ArgMax layer): cases and their judge.
+"""The one judge of ``ortops.ncnn::ArgMax`` (ncnn's ArgMax layer): is an answer acceptable, and if
+not, which known divergence (topic) explains it - for every caller: the conformance suite
+(ortops in ORT against the reference, ORT's compositions and the expected outputs), the OpenVINO
+and lowered-path oracles (:data:`OPENVINO`), real ncnn (:data:`NCNN`) and ``ortops compare``'s
+node audits (:data:`AUDITS`).
+
 
 Oracles, and what is comparable
 -------------------------------
@@ -23,40 +28,67 @@ Oracles, and what is comparable
   *explained*. The whole tensor goes through the exact composition like every other case.
 * **real ncnn** - only with ``--oracle ncnn``, after ``ortops install-oracle ncnn`` (the layer
   is off in default builds: the pip wheel answers "layer ArgMax not exists"); judged by
-  :mod:`ortops.ops.arg_max.ncnn_oracle`, fed as one unpadded channel. ncnn's
+  :data:`NCNN`, fed as one unpadded channel. ncnn's
   ``Mat::total()`` counts the padding that rounds each channel up to 16 bytes, so in its native
   layouts its flat indices (and the elements it ranks) differ; ortops counts logical
   elements, in C order.
 * **errors** - topk above the element count, an empty input and a selected index above 2**24
   must raise :class:`ortops.OpError` in ortops and in the reference (ncnn: undefined
   behaviour, or a silently rounded float32 index).
+
+OpenVINO
+--------
+OpenVINO runs the exact composition of :mod:`ortops.ops.arg_max.openvino`: the answer must be
+ortops' exactly; with NaN (undefined in ncnn) a difference is explained when OpenVINO agrees
+on the data replaced by its ranks in ortops' order.
+
+Real ncnn
+---------
+ncnn runs its own ArgMax layer (:mod:`ortops.ops.arg_max.ncnn`), fed as one ``(1, 1, N)``
+channel so that no padding is involved: ncnn's flat index i is ortops' flat index i. The
+answer must be ortops' bit for bit (values and indices; any NaN equals any NaN).
+
+Known differences, explained only when shown in the case itself:
+
+* **NaN** (ncnn's ``std::partial_sort`` with ``std::greater`` on (value, index) pairs has no
+  consistent order with NaN): ncnn is re-run on the data replaced by its ranks in ortops' order
+  (NaN above +inf, all NaNs equal, -0.0 == +0.0), the same selection without NaN; the
+  difference is explained when ncnn's indices there equal ortops'. The detail quotes what
+  ncnn returned on the real data.
+* **topk above the element count**, an empty input, a selected index above 2**24: ortops
+  raises OpError; what ncnn did (stray values, a crash) is judged by the shared oracle.
+
+NaN cases run in a child process of their own (``NCNN.isolate``).
+
+Two runtimes at a node (``ortops compare``): ``ArgMax``, ``ArgMin`` and the ortops node
+----------------------------------------------------------------------------------
+Each answer is turned into a selection of one (or ``topk``) elements and judged by
+:func:`ortops.ops.selection.judge_selection`: two valid answers that differ pick different
+positions of equal values (topic ``ties``); NaN slices are topic ``nan``.
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
+from types import SimpleNamespace
 
 import numpy as np
-import onnx
-from onnx import helper
 
 from ... import reference
-from .builder import arg_max_model, arg_max_side_by_side, onnx_arg_max_equivalent_model
-from .checks import FLOAT32_EXACT_INT_MAX
+from ...arrays import bitwise_same, describe_difference, first_difference, has_nan, has_ties, order_ranks, same, short
 from ...checks import normalize_axis
 from ...divergences import reason
 from ...errors import OpError
-from ... import real_model
-from ...verdicts import Case, Check, difference
-from ...arrays import bitwise_same, describe_difference, has_nan, has_ties
-from ...onnx_vectors import OnnxVector, onnx_vectors
+from ...graph import attribute
 from ...sessions import ortops_session, plain_session
+from ...verdicts import Audit, Capture, Case, Check, Finding, difference, verdict
+from ..selection import judge_selection
+from ..spec import NCNN_DOMAIN
+from .builder import arg_max_model, arg_max_side_by_side, onnx_arg_max_equivalent_model
+from .checks import FLOAT32_EXACT_INT_MAX
+from .ncnn import run
+from .spec import ARG_MAX
 
-__all__ = [
-    "OP", "EXACT", "NAIVE", "judge", "onnx_arg_max_vectors", "seed_cases", "onnx_backend_cases",
-    "generated_cases", "real_model_cases", "CASE_SOURCES", "topics",
-]
+__all__ = ["OP", "EXACT", "NAIVE", "judge", "topics", "model", "expected", "OPENVINO", "NCNN", "AUDITS"]
 
 OP = "ArgMax"
 EXACT = "onnxruntime Reshape+ArgMax/TopK-11 (exact composition)"
@@ -114,8 +146,19 @@ def _boundary_tie(flat: np.ndarray, chosen: np.ndarray) -> bool:
 # ----------------------------------------------------------------------------- running
 
 
-def _run_ortops(data: np.ndarray, attrs: dict) -> np.ndarray:
-    return ortops_session(arg_max_model(data.ndim, **attrs)).run(None, {"data": data})[0]
+def model(case: Case):
+    """The ONNX model ortops runs for ``case``: the ortops node alone."""
+    attrs = dict(out_max_val=case.attrs.get("out_max_val", 0), topk=case.attrs.get("topk", 1))
+    return arg_max_model(case.inputs["data"].ndim, **attrs)
+
+
+def expected(inputs: dict, attrs: dict) -> list[np.ndarray]:
+    """ortops' answer (the reference); OpError for an input ortops refuses."""
+    return [reference.arg_max(inputs["data"], **attrs)]
+
+
+def _run_ortops(case: Case) -> np.ndarray:
+    return ortops_session(model(case)).run(None, {"data": case.inputs["data"]})[0]
 
 
 def _run_side_by_side(data: np.ndarray, attrs: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -217,7 +260,7 @@ def _error_checks(case: Case) -> list[Check]:
     data, attrs = case.inputs["data"], case.attrs
     checks = []
     try:
-        got = _run_ortops(data, attrs)
+        got = _run_ortops(case)
     except OpError as exc:
         ours = exc
     else:
@@ -267,202 +310,6 @@ def judge(case: Case) -> list[Check]:
     return checks
 
 
-# ----------------------------------------------------------------------------- case sources
-
-
-def _case(name: str, source: str, data, *, out_max_val: int = 0, topk: int = 1, **kw) -> Case:
-    data = np.asarray(data)
-    return Case(name, OP, source, {"data": data}, dict(out_max_val=out_max_val, topk=topk), **kw)
-
-
-def _error_case(name: str, source: str, data, why: str, **attrs) -> Case:
-    return _case(name, source, data, **attrs, details={"expected_error": why})
-
-
-def seed_cases() -> list[Case]:
-    """The worked example of ncnn's ArgMax layer (``src/layer/argmax.cpp``): ``a = np.arange(6).reshape(2, 3) + 10``.
-
-    Expected outputs are written by hand from the walk-through: ``np.argmax(a) == 5``, the
-    values 15 > 14 > ... > 10 sit at flat indices 5, 4, ..., 0; ``np.argmax(a, axis=0)`` is
-    [1, 1, 1] (each column is a tensor whose maximum is at index 1) and ``np.argmax(a,
-    axis=1)`` is [2, 2] (each row's maximum is at index 2).
-    """
-    a = (np.arange(6).reshape(2, 3) + 10).astype(np.float32)
-    source, walk = "seed-example", "seed walk-through (by hand)"
-    by_hand = {  # topk -> (indices, values)
-        1: ([5], [15]),
-        2: ([5, 4], [15, 14]),
-        3: ([5, 4, 3], [15, 14, 13]),
-        6: ([5, 4, 3, 2, 1, 0], [15, 14, 13, 12, 11, 10]),
-    }
-    cases = []
-    for topk, (indices, values) in by_hand.items():
-        cases.append(_case(f"seed_arange_top{topk}", source, a, topk=topk, expected_from=walk,
-                           expected={"output": np.array([indices], np.float32)}))
-        cases.append(_case(f"seed_arange_top{topk}_out_max_val", source, a, out_max_val=1, topk=topk,
-                           expected_from=walk, expected={"output": np.array([values, indices], np.float32)}))
-    for j in range(3):
-        cases.append(_case(f"seed_column{j}_as_axis0", source, np.ascontiguousarray(a[:, j]), expected_from=walk,
-                           expected={"output": np.array([[1]], np.float32)},
-                           details={"note": f"np.argmax(a, axis=0)[{j}] == 1: column {j} as its own blob"}))
-    for i in range(2):
-        cases.append(_case(f"seed_row{i}_as_axis1", source, a[i].copy(), out_max_val=1, expected_from=walk,
-                           expected={"output": np.array([[a[i, 2]], [2]], np.float32)},
-                           details={"note": f"np.argmax(a, axis=1)[{i}] == 2: row {i} as its own blob"}))
-    cases.append(_error_case("seed_arange_top7_over_size", source, a, "topk=7 > 6 elements (undefined in ncnn)",
-                             topk=7))
-    return cases
-
-
-def onnx_arg_max_vectors() -> tuple[OnnxVector, ...]:
-    """ONNX's ArgMax backend vectors (see :mod:`ortops.onnx_vectors`)."""
-    return onnx_vectors("argmax", "ArgMax")
-
-
-def onnx_backend_cases() -> list[Case]:
-    """ONNX's ArgMax backend vectors: the input through ortops topk=1, checked per slice.
-
-    ONNX reduces along ``axis``; ncnn's layer flattens. Each case's whole tensor goes through
-    the exact composition and the naive mapping; ONNX's own expected output is compared slice
-    by slice (see the module docstring). The ``random`` vectors also run with topk = the
-    element count and out_max_val=1: the full ncnn order of the tensor.
-    """
-    cases = []
-    version = onnx.defs.get_schema("ArgMax").since_version
-    for test in onnx_arg_max_vectors():
-        raw = {a.name: helper.get_attribute_value(a) for a in test.node.attribute}
-        spec = {"axis": int(raw.get("axis", 0)), "keepdims": int(raw.get("keepdims", 1)),
-                "select_last_index": int(raw.get("select_last_index", 0))}
-        data, outputs = np.asarray(test.inputs[0], np.float32), test.outputs
-        mapping = (f"ONNX ArgMax-{version} {spec} reduces along axis {spec['axis']}; "
-                   "ncnn ArgMax flattens the whole tensor. Compared with ONNX's output per 1-D slice along that axis "
-                   "(ortops topk=1 on the slice); the whole tensor is compared with the exact composition "
-                   "Reshape(-1)+ArgMax(select_last_index=1) and the naive TopK-11.")
-        cases.append(_case(test.name, "onnx-backend-test", data, expected={"onnx_output": outputs[0]},
-                           expected_from="ONNX backend test vectors",
-                           details={"onnx_attributes": spec, "mapping": mapping}))
-        if "random" in test.name and not spec["select_last_index"]:
-            cases.append(_case(f"{test.name}_full_order", "onnx-backend-test", data, out_max_val=1, topk=data.size,
-                               details={"mapping": "the input of " + test.name + ", topk = every element: ncnn's "
-                                        "whole order, compared with TopK-11 on the reversed flattened tensor"}))
-    return cases
-
-
-def _tie_heavy(rng: np.random.Generator, shape) -> np.ndarray:
-    return rng.integers(-2, 3, size=shape).astype(np.float32)
-
-
-def generated_cases(seed: int = 2026) -> list[Case]:
-    """Seeded cases: tie-heavy ranks 1-5 with topk 1, a middle value and the size, both
-    out_max_val; NaN, +-inf and -0.0; all equal; one element; and the error cases."""
-    rng = np.random.default_rng(seed)
-    source = "generated"
-    cases = []
-    for rank, out_max_val in itertools.product(range(1, 6), (0, 1)):
-        shape = tuple(int(d) for d in rng.integers(1, 5, size=rank))
-        shape = shape[:-1] + (shape[-1] + 2,)
-        data = _tie_heavy(rng, shape)
-        size = data.size
-        for topk in sorted({1, int(rng.integers(2, size)) if size > 2 else 2, size}):
-            cases.append(_case(f"gen_ties_r{rank}_top{topk}_omv{out_max_val}", source, data,
-                               out_max_val=out_max_val, topk=topk))
-    distinct = rng.permutation(24).astype(np.float32).reshape(2, 3, 4) / 4
-    for topk in (1, 5, 24):
-        cases.append(_case(f"gen_distinct_r3_top{topk}", source, distinct, out_max_val=1, topk=topk))
-    nan, inf = np.nan, np.inf
-    special = np.array([1, nan, 3, -inf, inf, nan, 2, -0.0, 0.0, -5, inf, -0.0], np.float32)
-    for topk, out_max_val in itertools.product((1, 3, 6, 12), (0, 1)):
-        cases.append(_case(f"gen_nan_inf_top{topk}_omv{out_max_val}", source, special.reshape(3, 4),
-                           out_max_val=out_max_val, topk=topk))
-    no_nan = special[~np.isnan(special)]
-    for topk in (1, 2, 8, 10):  # +inf tied at the top, -0.0/+0.0 ties in the middle, -inf at the end
-        cases.append(_case(f"gen_inf_signed_zero_top{topk}", source, no_nan, out_max_val=1, topk=topk))
-    zeros = np.array([[0.0, -0.0], [-0.0, 0.0], [-1.0, 0.0]], np.float32)
-    for topk in (1, 3, 5):
-        cases.append(_case(f"gen_signed_zeros_top{topk}", source, zeros, out_max_val=1, topk=topk))
-    cases += [
-        _case("gen_all_nan_top3", source, np.full((2, 2), nan, np.float32), out_max_val=1, topk=3),
-        _case("gen_nan_last_top1", source, np.array([1, 2, nan], np.float32), out_max_val=1),
-        _case("gen_all_equal_r4_top1", source, np.full((2, 1, 3, 2), 7, np.float32)),
-        _case("gen_all_equal_r4_top12", source, np.full((2, 1, 3, 2), 7, np.float32), out_max_val=1, topk=12),
-        _case("gen_one_element_r5", source, np.full((1, 1, 1, 1, 1), -3.5, np.float32), out_max_val=1),
-        _case("gen_all_neg_inf_top2", source, np.full((4,), -inf, np.float32), out_max_val=1, topk=2),
-        _case("gen_random_normal_1x1000_top100", source, rng.standard_normal((1, 1000)).astype(np.float32),
-              out_max_val=1, topk=100),
-        _case("gen_tie_heavy_64x320_top50", source, _tie_heavy(rng, (64, 320)), out_max_val=1, topk=50),
-    ]
-    big = np.zeros(FLOAT32_EXACT_INT_MAX + 2, np.float32)
-    big[-1] = 1.0
-    cases += [
-        _error_case("gen_error_top_over_size", source, _tie_heavy(rng, (2, 3)), "topk=7 > 6 elements", topk=7),
-        _error_case("gen_error_empty_1d", source, np.zeros((0,), np.float32), "empty input"),
-        _error_case("gen_error_empty_3d", source, np.zeros((2, 0, 3), np.float32), "empty input", out_max_val=1),
-        _error_case("gen_error_index_above_2_24", source, big,
-                    "the maximum is at flat index 2**24 + 1, which float32 cannot hold exactly"),
-    ]
-    return cases
-
-
-@functools.lru_cache(maxsize=1)
-def _characters() -> tuple[str, ...]:
-    from ... import ocr
-
-    return tuple(ocr.characters(ocr.load_model()))
-
-
-def real_model_cases() -> list[Case]:
-    """The PP-OCRv4 recogniser's softmax [1, T, 6625] for each text of :data:`real_model.TEXTS`.
-
-    ncnn's ArgMax over the whole tensor finds the single most confident (step, class) of the
-    line; topk=5 the five most confident. The details show them, found by the built-in
-    composition (plain ORT, without ortops), as step, class, character and probability.
-    """
-    chars = _characters()
-    cases = []
-    for n, text in enumerate(real_model.TEXTS):
-        run = real_model.ocr_run(text)
-        probs = np.ascontiguousarray(run["probs"], np.float32)
-        for topk in (1, 5):
-            builtin = _run_builtin(probs, dict(out_max_val=1, topk=topk), exact_ties=True)
-            found = []
-            for value, flat in zip(builtin[0].tolist(), _indices(builtin).tolist()):
-                _, step, cls = (int(i) for i in np.unravel_index(flat, probs.shape))
-                found.append({"flat_index": flat, "step": step, "class": cls, "character": chars[cls],
-                              "value": value})
-            details = {
-                "model": "PP-OCRv4 rec (rapidocr-onnxruntime 1.4.4)",
-                "rendered": text,
-                "decoded": run["decoded"].text,
-                "font": run["font"],
-                "shape": list(probs.shape),
-                "most_confident" if topk == 1 else "top5": found[0] if topk == 1 else found,
-            }
-            name = f"{real_model.line_name(n)}_argmax_top{topk}"
-            cases.append(_case(name, "real-model", probs, out_max_val=1, topk=topk,
-                               details=details))
-    return cases
-
-
-def lowering_cases() -> list[Case]:
-    """Inputs where the standard-ONNX composition (ortops/ops/arg_max/lowering.py) is fragile:
-    ties (the higher index first) between -0.0 and +0.0, NaN, topk at and beyond the size."""
-    data = np.array([[np.nan, 1, -0.0, 0.0, np.inf, 1, -np.nan, -np.inf, 0.0]], np.float32)
-    cases = [_case(f"lower_ties_nan_top{topk}_max{out}", "generated", data, out_max_val=out, topk=topk)
-             for topk in (1, 4, 9) for out in (0, 1)]
-    cases.append(_case("lower_zero_ties", "generated", np.array([0.0, -0.0, 0.0, -0.0], np.float32), out_max_val=1,
-                       topk=4))
-    cases.append(_error_case("lower_topk_over_size", "generated", np.ones((2, 2), np.float32), "topk > size", topk=5))
-    return cases
-
-
-CASE_SOURCES = {
-    "seed-example": seed_cases,
-    "onnx-backend-test": onnx_backend_cases,
-    "generated": lambda: generated_cases() + lowering_cases(),
-    "real-model": real_model_cases,
-}
-
-
 def topics(case: Case) -> set[str]:
     """The divergence topics of an ArgMax case beyond its dtype (see :mod:`ortops.conformance.matrix`)."""
     data = case.inputs["data"]
@@ -471,3 +318,175 @@ def topics(case: Case) -> set[str]:
     if not has_nan(data) and has_ties(data):
         return {"ncnn-tie-rule"}
     return set()
+
+
+# --- OpenVINO -----------------------------------------------------------------------------------
+
+
+def _openvino_matches(case: Case, got, want) -> tuple[bool, bool]:
+    """(matches, only as another allowed answer): exact."""
+    return same(got[0], want[0]), False
+
+
+def _openvino_explain(case: Case, got, want, ov) -> Check | None:
+    """An explained check when NaN order accounts for the difference."""
+    if not has_nan(case.inputs["data"]):
+        return None
+    evidence = ov.nan_evidence(case)
+    if evidence:
+        return verdict("openvino", "explained", "nan", reason("nan", "openvino"),
+                        f"{first_difference(ARG_MAX.outputs, got, want)}; {evidence}; OpenVINO: {short(got)}")
+    return None
+
+
+# --- the standalone lowering, run natively in OpenVINO ------------------------------------------
+
+
+def _selection(ranks: np.ndarray, topk: int) -> np.ndarray:
+    """ncnn's selection on ``ranks`` (flat): descending, the higher index first among equals."""
+    backwards = np.argsort(-ranks[::-1], kind="stable")[:topk]
+    return ranks.size - 1 - backwards
+
+
+def _explain_standalone(case: Case, got, want) -> Check | None:
+    """The standalone lowering run in OpenVINO (:mod:`ortops.conformance.lowering`): an
+    explained check (topic ``"ties"``) when OpenVINO's answer is another valid selection.
+
+    The lowering is ONNX TopK on the reversed data; OpenVINO's ONNX frontend reads ONNX TopK as
+    its TopK-11 with ``stable=false``, so among equal values it does not keep ncnn's rule (the
+    higher index first). The evidence: distinct flat indices, with values (``out_max_val``) equal
+    to the data's there, selecting the same values as ortops in ortops' order (NaN above +inf,
+    all NaNs equal, -0.0 == +0.0), in descending order."""
+    flat = case.inputs["data"].reshape(-1)
+    topk = case.attrs.get("topk", 1)
+    out = np.asarray(got[0])
+    if out.shape != want[0].shape:
+        return None
+    indices = out[-1].astype(np.int64)
+    if np.any(indices < 0) or np.any(indices >= flat.size) or len(set(indices.tolist())) != indices.size:
+        return None
+    if not np.array_equal(out[-1], indices.astype(np.float32)):
+        return None
+    if case.attrs.get("out_max_val", 0) and not bitwise_same(out[0], flat[indices].astype(out.dtype)):
+        return None
+    ranks = order_ranks(flat).astype(np.float64)
+    chosen, ours = ranks[indices], ranks[_selection(ranks, topk)]
+    if not (np.array_equal(np.sort(chosen), np.sort(ours)) and np.all(np.diff(chosen) <= 0)):
+        return None
+    return Check("", "explained", reason("ties", "openvino-onnx", case.op),
+                 f"{first_difference(ARG_MAX.outputs, got, want)}; OpenVINO's answer is another valid selection: the same values "
+                 f"in ortops' order (NaN above +inf, -0.0 == +0.0), descending, other flat indices among equal "
+                 f"values: {short(got)}", topic="ties")
+
+
+def _explain_standalone_error(case: Case, got, error) -> Check | None:
+    """The standalone lowering run in OpenVINO returned outputs where ortops raises: explained
+    (topic ``"float-index-precision"``) when ortops rejects a selected flat index above 2**24
+    and OpenVINO returned that index rounded as float32 rounds it (its TopK's indices past 2**24
+    are not exact: the check on them passed)."""
+    if error.kind != "precision":
+        return None
+    flat = case.inputs["data"].reshape(-1)
+    true = _selection(order_ranks(flat).astype(np.float64), case.attrs.get("topk", 1))
+    out = np.asarray(got[0])
+    if out.shape[-1] != true.size or not np.array_equal(out[-1], true.astype(np.float32)):
+        return None
+    return Check("", "explained", reason("float-index-precision", "openvino-onnx", case.op),
+                 f"ortops: {error}; OpenVINO returns {short(got)} for the flat indices {true.tolist()}",
+                 topic="float-index-precision")
+
+
+#: How OpenVINO's answer is judged (:class:`ortops.conformance.contracts.OpenVinoJudge`).
+OPENVINO = SimpleNamespace(matches=_openvino_matches, explain=_openvino_explain,
+                           explain_standalone=_explain_standalone,
+                           explain_standalone_error=_explain_standalone_error)
+
+
+# --- real ncnn ----------------------------------------------------------------------------------
+
+
+def _ncnn_explain(case: Case, got, want, run) -> Check | None:
+    """An explained check (topic ``nan``) when NaN order accounts for the difference, else None.
+
+    ``run(inputs) -> Outcome`` runs ncnn on other inputs of the case.
+    """
+    data = case.inputs["data"]
+    if not has_nan(data) or np.unique(data).size >= 2**24:
+        return None
+    ranked = run({**case.inputs, "data": order_ranks(data)})
+    if not ranked.ok or not np.array_equal(np.asarray(ranked.value)[-1], np.asarray(want)[-1]):
+        return None
+    nans = np.flatnonzero(np.isnan(data.reshape(-1))).tolist()
+    got = np.asarray(got)
+    values = f"; its values {_short(got[0].tolist())}" if got.shape[0] == 2 else ""
+    return Check("ncnn", "explained", reason("nan", "ncnn", case.op), topic="nan", detail=
+                 f"NaN at flat indices {_short(nans)}: ncnn returned indices {_short(got[-1].astype(int).tolist())}"
+                 f"{values}; ortops {_short(np.asarray(want)[-1].astype(int).tolist())}. On the data replaced by its "
+                 "ranks in ortops' order (NaN above +inf) - the same selection without NaN - ncnn agrees with ortops")
+
+
+#: How real ncnn's answer is judged (:class:`ortops.conformance.contracts.NcnnJudge`).
+NCNN = SimpleNamespace(
+    RUNNER=run,  # runs ncnn's layer in the oracle's child process
+    # OpError kinds whose cases are not sent to ncnn, with the reason: ncnn's layer has no dtype
+    # (it reads float32 from whatever buffer it is given), so another dtype has no ncnn meaning.
+    NOT_RUN={"dtype": "ncnn's ArgMax reads float32 only (a Mat has no dtype); ortops refuses other dtypes: "
+                      "not run in ncnn"},
+    expected=lambda inputs, attrs: expected(inputs, attrs)[0],  # ortops' answer in ncnn's layout
+    isolate=lambda case: has_nan(case.inputs["data"]),  # a child process of its own: NaN in the data
+    matches=lambda case, got, want: _identical(got, want),  # bit for bit (NaN equal to NaN)
+    difference=lambda got, want: _describe(np.asarray(got), np.asarray(want)),  # what differs, row by row
+    explain=_ncnn_explain,
+)
+
+
+# --- ortops compare: two runtimes at an arg-max node --------------------------------------------
+
+def _standard(largest: bool):
+    def classify(capture: Capture) -> Finding:
+        node = capture.node
+        data = np.asarray(capture.inputs[0])
+        axis = attribute(node, "axis", 0)
+        axis = axis + data.ndim if axis < 0 else axis
+        other_data = None if capture.other_inputs is None else np.asarray(capture.other_inputs[0])
+        answers = []
+        for out, own in ((capture.base[0], data), (capture.other[0], data if other_data is None else other_data)):
+            idx = np.asarray(out).astype(np.int64)
+            if not attribute(node, "keepdims", 1):
+                idx = np.expand_dims(idx, axis)
+            if np.any(idx < 0) or np.any(idx >= data.shape[axis]):
+                return Finding(None, False, f"an index is outside [0, {data.shape[axis] - 1}]")
+            answers.append((np.take_along_axis(own, idx, axis), idx))
+        what = "maximum" if largest else "minimum"
+        return judge_selection(data, axis, 1, largest, answers, (capture.base_runtime, capture.other_runtime),
+                               what=what, other_data=other_data, atol=capture.atol, rtol=capture.rtol)
+
+    return classify
+
+
+def _ncnn(capture: Capture) -> Finding:
+    data = np.asarray(capture.inputs[0]).reshape(1, -1)
+    topk = attribute(capture.node, "topk", 1)
+    answers = []
+    for out in (capture.base[0], capture.other[0]):
+        out = np.asarray(out)
+        idx = out[-1].astype(np.int64).reshape(1, -1)
+        if np.any(idx < 0) or np.any(idx >= data.shape[1]):
+            return Finding(None, False, f"an index is outside [0, {data.shape[1] - 1}]")
+        answers.append((data[:, idx[0]].astype(data.dtype), idx))
+    return judge_selection(data, 1, topk, True, answers, (capture.base_runtime, capture.other_runtime))
+
+
+def _check_topk(node, inputs) -> Finding | None:
+    data = inputs[0]
+    topk = attribute(node, "topk", 1)
+    if data is not None and not 1 <= topk <= data.size:
+        return Finding("k-range", True, f"topk={topk} is outside [1, {data.size}] (the data's element count)")
+    return None
+
+
+AUDITS = {
+    ("", "ArgMax"): Audit(_standard(True)),
+    ("", "ArgMin"): Audit(_standard(False)),
+    (NCNN_DOMAIN, "ArgMax"): Audit(_ncnn, precheck=_check_topk),
+}

@@ -1,0 +1,478 @@
+"""The one judge of ``ortops.openvino::TopK`` (OpenVINO TopK-11): is an answer acceptable, and if
+not, which known divergence (topic) explains it - for every caller: the conformance suite
+(ortops in ORT against the reference and ORT's built-in TopK), the OpenVINO and lowered-path
+oracles (:data:`OPENVINO`) and ``ortops compare``'s node audits (:data:`AUDITS`).
+
+ORT's built-in TopK: mapping, and what is comparable
+----------------------------------------------------
+* ``mode`` max/min is ``largest`` 1/0. TopK-1 and TopK-10 have no ``largest``: mode=min
+  cases are skipped for them, as are non-float types (their spec allows float types only).
+* ``sort="value"`` is ``sorted=1``; ONNX's rule that the lower index wins a tie is
+  OpenVINO's ``stable=1``: compared exactly.
+* ``sort="index"`` is the built-in result re-ordered by index: compared exactly.
+* ``sort="none"`` and ``stable=0`` leave the order (and which of equal values) undefined:
+  a different answer is accepted when it is a valid top-k of the slice (compared as sets).
+* NaN: the order is implementation-defined in both specs. ortops ranks NaN above +inf; a
+  difference on an input holding NaN is *explained*.
+* Types ORT lacks (uint16, uint32, uint64 for TopK-11/24 in ORT 1.31 and 1.32) are observed, not
+  assumed: when ORT answers NOT_IMPLEMENTED the check is *skipped* with ORT's message.
+
+OpenVINO
+--------
+* Selections compare exactly. With ``stable=0`` or ``sort="none"`` any valid top-k is accepted
+  (:func:`valid_top_k`).
+* A difference is explained when a known narrowing of the CPU plugin (int32 for
+  int64/uint32/uint64, float32 for float64) reproduces it, when ``sort="index"`` only kept other
+  equal values at the k boundary (OpenVINO's own ``sort="value"`` answer, re-ordered by index,
+  is ortops'), or, with NaN, when OpenVINO agrees on the data replaced by its ranks.
+
+Two runtimes at a node (``ortops compare``)
+-------------------------------------------
+Judged by :func:`ortops.ops.selection.judge_selection`, for the standard ONNX ``TopK`` and the
+ortops node: both valid top-k selections of the same data that differ only among equal values
+are a tie (topic ``ties``); differing slices that hold NaN are topic ``nan``; anything else is
+unexplained.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from onnx import TensorProto, helper
+from onnx.helper import np_dtype_to_tensor_dtype
+
+from ... import reference
+from ...arrays import bitwise_same, first_difference, has_nan, has_ties, order_ranks, preview, same, short
+from ...builder import TOP_K_VERSIONS, dims, make_model, onnx_top_k, onnx_top_k_model, top_k, top_k_model, top_k_side_by_side
+from ...checks import normalize_axis
+from ...divergences import reason
+from ...errors import OpError
+from ...graph import attribute
+from ...interop.openvino import to_work
+from ...sessions import BuiltinUnavailable, ort_version, ortops_session, plain_session
+from ...verdicts import Audit, Capture, Case, Check, Difference, Finding, difference, verdict
+from ..selection import judge_selection, valid_selection
+from ..spec import OPENVINO_DOMAIN
+from .spec import INDEX_ELEMENT_TYPES, TOP_K
+
+__all__ = ["judge", "topics", "model", "expected", "case_model", "valid_top_k", "OPENVINO", "AUDITS"]
+
+OP = "TopK"
+_FLOATS = (np.float32, np.float64)
+_NAN_NOTE = reason("nan", "onnxruntime", OP)
+
+
+def model(case: Case):
+    """The ONNX model ortops runs for ``case``: the ortops node alone."""
+    data, k = case.inputs["data"], case.inputs["k"]
+    return top_k_model(np_dtype_to_tensor_dtype(data.dtype), data.ndim, **case.attrs,
+                       k_type=np_dtype_to_tensor_dtype(k.dtype), k_shape=k.shape)
+
+
+def expected(inputs: dict, attrs: dict) -> list[np.ndarray]:
+    """ortops' answer (the reference); float16 is ranked as float32 as ortops does (exact: the
+    same values, the same order). Raises OpError where ortops does."""
+    data, k = inputs["data"], inputs["k"]
+    if data.dtype == np.float16:
+        values, indices = reference.top_k(data.astype(np.float32), k, **attrs)
+        return [values.astype(np.float16), indices]
+    return list(reference.top_k(data, k, **attrs))
+
+
+def _run_ortops(case: Case):
+    return ortops_session(model(case)).run(None, {"data": case.inputs["data"], "k": case.inputs["k"]})
+
+
+def valid_top_k(data, axis, attrs, values, indices, want_values) -> bool:
+    """Whether (values, indices) is a correct top-k of ``data`` when ties may go either way:
+    a valid selection of the values ``want_values`` holds
+    (:func:`ortops.ops.selection.valid_selection`), in the order ``sort`` asks for (value:
+    monotone in the mode's direction; index: ascending indices)."""
+    if not valid_selection(data, axis, values, indices, want_values):
+        return False
+    values, indices = np.asarray(values), np.asarray(indices, np.int64)
+    if attrs["sort"] == "value" and values.shape[axis] > 1:
+        n = values.shape[axis]
+        before, after = np.take(values, range(n - 1), axis=axis), np.take(values, range(1, n), axis=axis)
+        return bool(np.all(before >= after) if attrs["mode"] == "max" else np.all(before <= after))
+    if attrs["sort"] == "index":
+        return bool(np.all(np.diff(indices, axis=axis) > 0))
+    return True
+
+
+def _versus(oracle, case, got, want, *, order_defined: bool, left: str = "ortops") -> Check:
+    data, attrs = case.inputs["data"], case.attrs
+    axis = normalize_axis(OP, attrs["axis"], data.ndim)
+    (values, indices), (w_values, w_indices) = got, want
+    if same(values, w_values) and same(indices, w_indices):
+        return Check(oracle, "agree")
+    if not order_defined and valid_top_k(data, axis, attrs, w_values, w_indices, values):
+        return Check(oracle, "agree")
+    if same(values, w_values):
+        diff = difference("indices", indices, w_indices, left=left, right=oracle)
+    else:
+        diff = difference("values", values, w_values, left=left, right=oracle)
+    if has_nan(data):
+        return Check(oracle, "explained", _NAN_NOTE, topic="nan", difference=diff)
+    return Check(oracle, "unexplained", "results differ", difference=diff)
+
+
+def _order_defined(attrs) -> bool:
+    return attrs["sort"] != "none" and bool(attrs["stable"])
+
+
+def _builtin_checks(case: Case, version: int, got) -> list[Check]:
+    data, k, attrs = case.inputs["data"], case.inputs["k"], case.attrs
+    oracle = f"onnxruntime TopK-{version}"
+    if version in (1, 10):
+        if attrs["mode"] == "min":
+            return [Check(oracle, "skipped", f"TopK-{version} has no 'largest' attribute; mode=min cannot map")]
+        if data.dtype not in _FLOATS:
+            return [Check(oracle, "skipped", f"TopK-{version}'s spec allows float types only, not {data.dtype}")]
+    model = top_k_side_by_side(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, k=int(k.reshape(())), **attrs)
+    try:
+        values, indices, b_values, b_indices = ortops_session(model).run(None, {"data": data})
+    except BuiltinUnavailable as exc:
+        return [Check(oracle, "skipped", f"ORT {ort_version()} has no {data.dtype} TopK-{version} kernel "
+                      "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc),
+                      topic="uint64" if data.dtype == np.uint64 else None)]
+    if not (same(values, got[0]) and same(indices, got[1])):
+        return [Check(oracle, "unexplained", "ortops gave a different answer in the side-by-side model")]
+    if attrs["sort"] == "index":
+        order = np.argsort(b_indices, axis=attrs["axis"], kind="stable")
+        b_values = np.take_along_axis(b_values, order, axis=attrs["axis"])
+        b_indices = np.take_along_axis(b_indices, order, axis=attrs["axis"])
+    checks = [_versus(oracle, case, got, (b_values, b_indices), order_defined=_order_defined(attrs))]
+    if case.expected is not None:
+        want = (case.expected["values"], case.expected["indices"])
+        builtin = (b_values, b_indices)
+        checks.append(_versus(f"{oracle} vs {case.expected_from}", case, builtin, want,
+                              order_defined=_order_defined(attrs), left=oracle))
+    return checks
+
+
+def _judge_error(case: Case, error: OpError) -> list[Check]:
+    """A case the spec rejects: ortops must raise OpError; ORT's built-in is observed."""
+    data, k, attrs = case.inputs["data"], case.inputs["k"], case.attrs
+    checks = [Check("reference", "agree")]
+    try:
+        _run_ortops(case)
+    except OpError as exc:
+        checks.append(Check("ortops", "agree", detail=f"OpError: {exc.detail}"))
+    else:
+        checks.append(Check("ortops", "unexplained", "the reference raises OpError, ortops returned a result",
+                            detail=str(error)))
+    for version in case.onnx_versions:
+        model = onnx_top_k_model(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=attrs["axis"],
+                                 largest=int(attrs["mode"] == "max"))
+        try:
+            values, _ = plain_session(model).run(None, {"X": data, "K": k.astype(np.int64).reshape(1)})
+        except Exception as exc:  # noqa: BLE001 - ORT's own rejection is the observation
+            checks.append(Check(f"onnxruntime TopK-{version}", "agree", detail=f"rejects: {str(exc)[:160]}"))
+        else:
+            checks.append(Check(f"onnxruntime TopK-{version}", "explained",
+                                f"k outside [1, dim] is undefined in OpenVINO TopK-11 and ortops raises OpError; "
+                                f"ORT's TopK-{version} returns a result", topic="k-range",
+                                difference=Difference.outcome("ortops", f"OpError: {error.detail}",
+                                                              f"onnxruntime TopK-{version}",
+                                                              f"values {preview(values)}")))
+    return checks
+
+
+def judge(case: Case) -> list[Check]:
+    """Run one TopK case through ortops in ORT and judge it against every oracle it has."""
+    if case.details.get("dtype") == "bfloat16":
+        return _judge_bfloat16(case)
+    attrs = case.attrs
+    try:
+        ref = expected(case.inputs, attrs)
+    except OpError as error:
+        return _judge_error(case, error)
+    got = _run_ortops(case)
+    checks = [_versus("reference", case, got, ref, order_defined=True)]
+    if np.asarray(got[1]).dtype != INDEX_ELEMENT_TYPES[attrs["index_element_type"]]:
+        checks.append(Check("index dtype", "unexplained", f"indices came back as {got[1].dtype}"))
+    if case.expected is not None:
+        want = (case.expected["values"], case.expected["indices"])
+        checks.append(_versus(case.expected_from, case, got, want, order_defined=_order_defined(attrs)))
+    for version in case.onnx_versions:
+        checks += _builtin_checks(case, version, got)
+    return checks
+
+
+def _bfloat16_model(data: np.ndarray, k: int, attrs: dict, version: int | None):
+    """float32 in, Cast to bfloat16, ortops TopK (and TopK-``version``), Cast back to float32.
+
+    ORT takes no bfloat16 array from NumPy, so the cast happens inside the graph; the case's
+    values are chosen exactly representable in bfloat16, so the float32 outputs are exact.
+    """
+    bf16, f32 = TensorProto.BFLOAT16, TensorProto.FLOAT
+    nodes = [helper.make_node("Cast", ["data"], ["data_bf16"], to=bf16),
+             top_k("data_bf16", "k", **attrs, outputs=("values_bf16", "indices"), name="ortops_top_k"),
+             helper.make_node("Cast", ["values_bf16"], ["values"], to=f32)]
+    index_type = np_dtype_to_tensor_dtype(INDEX_ELEMENT_TYPES[attrs["index_element_type"]])
+    out_dims = [None] * data.ndim
+    outputs = [("values", f32, out_dims), ("indices", index_type, out_dims)]
+    if version is not None:
+        nodes += [onnx_top_k(version, "data_bf16", "k", axis=attrs["axis"], largest=int(attrs["mode"] == "max"),
+                             outputs=("onnx_values_bf16", "onnx_indices"), name=f"onnx_top_k_{version}"),
+                  helper.make_node("Cast", ["onnx_values_bf16"], ["onnx_values"], to=f32)]
+        outputs += [("onnx_values", f32, out_dims), ("onnx_indices", TensorProto.INT64, out_dims)]
+    return make_model(nodes, [("data", f32, dims(data.ndim))], outputs, onnx_opset=TOP_K_VERSIONS.get(version, 24),
+                      initializers=[helper.make_tensor("k", TensorProto.INT64, [1], [k])])
+
+
+def case_model(case: Case):
+    """The model a saved case holds (``--save-cases``) when it is not the plain ortops node:
+    for bfloat16 data, float32 in, a Cast to bfloat16, the ortops TopK, a Cast back (k is an
+    initializer). None for every other case."""
+    if case.details.get("dtype") != "bfloat16":
+        return None
+    return _bfloat16_model(case.inputs["data"], int(case.inputs["k"].reshape(-1)[0]), case.attrs, None)
+
+
+def _judge_bfloat16(case: Case) -> list[Check]:
+    data, k, attrs = case.inputs["data"], int(case.inputs["k"].reshape(-1)[0]), case.attrs
+    got = ortops_session(_bfloat16_model(data, k, attrs, None)).run(None, {"data": data})
+    checks = [_versus("reference", case, got, reference.top_k(data, np.array(k), **attrs), order_defined=True)]
+    for version in case.onnx_versions:
+        oracle = f"onnxruntime TopK-{version}"
+        try:
+            ortops_session(_bfloat16_model(data, k, attrs, version))
+        except BuiltinUnavailable as exc:
+            checks.append(Check(oracle, "skipped", f"ORT {ort_version()} has no bfloat16 TopK-{version} kernel "
+                                "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc),
+                                topic="float16-bfloat16"))
+        else:
+            checks.append(Check(oracle, "unexplained", "ORT ran a bfloat16 TopK: the skip reason is out of date"))
+    return checks
+
+
+def topics(case: Case) -> set[str]:
+    """The divergence topics of a TopK case beyond its dtype (see :mod:`ortops.conformance.matrix`)."""
+    data = case.inputs["data"]
+    k, axis = int(np.asarray(case.inputs["k"]).reshape(-1)[0]), case.attrs["axis"]
+    if data.ndim and -data.ndim <= axis < data.ndim and not 1 <= k <= data.shape[axis]:
+        return {"k-range"}
+    if data.size and not has_nan(data) and has_ties(data):
+        return {"ties"}
+    return set()
+
+
+# --- OpenVINO -----------------------------------------------------------------------------------
+
+def _openvino_matches(case: Case, got, want) -> tuple[bool, bool]:
+    """(matches, only as another valid top-k)."""
+    data, attrs = case.inputs["data"], case.attrs
+    if same(got[0], want[0]) and same(got[1], want[1]):
+        return True, False
+    axis = normalize_axis("TopK", attrs["axis"], data.ndim)
+    if not _order_defined(attrs) and valid_top_k(data, axis, attrs, got[0], got[1], want[0]):
+        return True, True
+    return False, False
+
+
+def _openvino_check_output(case: Case, got) -> Check | None:
+    """An unexplained check when OpenVINO's indices do not have the type index_element_type asks."""
+    index_type = INDEX_ELEMENT_TYPES[case.attrs.get("index_element_type", "i32")]
+    if got[1].dtype != index_type:
+        return verdict("openvino", "unexplained", None, "OpenVINO's indices have the wrong type",
+                        f"{got[1].dtype}, index_element_type={case.attrs.get('index_element_type')}")
+    return None
+
+
+def _hypotheses(case: Case) -> list[tuple[str, str, np.dtype]]:
+    """(topic, what it recomputes, the type OpenVINO CPU computes in) for TopK's known
+    narrowing of the data type."""
+    dtype = case.inputs["data"].dtype
+    if dtype == np.float64:
+        return [("float64-precision", "ortops' answer on the data rounded to float32 (+-inf saturating to "
+                 "+-3.4e38)", np.dtype(np.float32))]
+    if dtype == np.uint64:
+        return [("uint64", "ortops' answer on the data wrapped to int32", np.dtype(np.int32))]
+    if dtype in (np.int64, np.uint32):
+        return [("int32-narrowing", "ortops' answer on the data wrapped to int32", np.dtype(np.int32))]
+    return []
+
+
+def _narrowings(case: Case):
+    """``(topic, what, work type, the data as the CPU plugin computes it)`` for each known
+    narrowing of :func:`_hypotheses` that changes some value of the data (one that changes
+    none cannot be the cause of a difference)."""
+    data = case.inputs["data"]
+    for topic, what, work in _hypotheses(case):
+        narrowed = to_work(data, work)
+        if work.kind == "f":
+            unchanged = same(narrowed.astype(data.dtype), data)
+        else:  # as numbers: uint32 -> int32 loses nothing on the way back, but reorders
+            unchanged = bool(np.all(narrowed.astype(object) == data.astype(object)))
+        if not unchanged:
+            yield topic, what, work, narrowed
+
+
+def _explain_narrowing(case: Case, got, ov) -> Check | None:
+    """A known TopK narrowing that accounts for OpenVINO's answer, compared in the type the CPU
+    plugin computes in (so that order and ties are judged as OpenVINO sees the values)."""
+    for topic, what, work, narrowed in _narrowings(case):
+        seen = Case(case.name, case.op, case.source, {**case.inputs, "data": narrowed}, case.attrs)
+        model = expected(seen.inputs, case.attrs)
+        got_seen = [to_work(got[0], work), got[1]]
+        ok, _ = _openvino_matches(seen, got_seen, model)
+        ties = ""
+        if not ok:  # sort=index keeps its own equal values at the k boundary
+            evidence = index_ties_evidence(case, got_seen, model, ov, work)
+            ok, ties = bool(evidence), f", up to equal values at the k boundary ({evidence})"
+        if ok:
+            want = expected(case.inputs, case.attrs)
+            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
+                          f"{first_difference(TOP_K.outputs, got, want)}; OpenVINO's answer equals {what}{ties}: {short(got)}")
+    return None
+
+
+def index_ties_evidence(case: Case, got, want, ov, work=None) -> str | None:
+    """TopK sort=index: OpenVINO's answer is a valid top-k that keeps other equal values than
+    ortops at the k boundary, and OpenVINO's own sort=value answer, re-ordered by index, is
+    ortops' answer: the difference is only which equal values sort=index selects.
+
+    ``ov`` runs OpenVINO again (:class:`ortops.conformance.contracts.OpenVinoTools`). With
+    ``work``, values are compared as OpenVINO's CPU plugin computes them (``got`` and
+    ``want`` already in that type)."""
+    attrs = case.attrs
+    data = case.inputs["data"] if work is None else to_work(case.inputs["data"], work)
+    axis = normalize_axis("TopK", attrs["axis"], data.ndim)
+    if attrs["sort"] != "index" or not valid_top_k(data, axis, attrs, got[0], got[1], want[0]):
+        return None
+    by_value = ov.run_openvino(Case(case.name, case.op, case.source, case.inputs, {**attrs, "sort": "value"}))
+    if work is not None:
+        by_value[0] = to_work(by_value[0], work)
+    order = np.argsort(by_value[1], axis=axis, kind="stable")
+    reordered = [np.take_along_axis(a, order, axis=axis) for a in by_value]
+    if not (same(reordered[0], want[0]) and same(reordered[1], want[1])):
+        return None
+    return ("OpenVINO's answer is a valid top-k (same values, ascending indices) holding other equal values at the "
+            "k boundary; OpenVINO's own sort='value' answer, re-ordered by index, equals ortops'")
+
+
+def _openvino_explain(case: Case, got, want, ov) -> Check | None:
+    """An explained check when a known behaviour of OpenVINO accounts for the difference."""
+    check = _explain_narrowing(case, got, ov)
+    if check is not None:
+        return check
+    diff = first_difference(TOP_K.outputs, got, want)
+    data = case.inputs["data"]
+    if not has_nan(data):
+        evidence = index_ties_evidence(case, got, want, ov)
+        if evidence:
+            return verdict("openvino", "explained", "ties", reason("ties", "openvino", case.op),
+                            f"{diff}; {evidence}; OpenVINO: {short(got)}")
+        return None
+    # sort=index picks its own equal values
+    evidence = ov.nan_evidence(case, fallback=lambda c, g, w: index_ties_evidence(c, g, w, ov))
+    if evidence:
+        return verdict("openvino", "explained", "nan", reason("nan", "openvino"), f"{diff}; {evidence}; OpenVINO: {short(got)}")
+    return None
+
+
+# --- the standalone lowering, run natively in OpenVINO ------------------------------------------
+
+
+def _work(case: Case) -> tuple[str, np.dtype]:
+    """(topic, the type OpenVINO's CPU plugin computes the data in): a narrowing topic when that
+    type changes some value of the data, else ``"ties"``."""
+    narrowing = next(_narrowings(case), None)
+    return (narrowing[0], narrowing[2]) if narrowing else ("ties", case.inputs["data"].dtype)
+
+
+def _explain_standalone(case: Case, got, want) -> Check | None:
+    """The standalone lowering run in OpenVINO (:mod:`ortops.conformance.lowering`): an
+    explained check when OpenVINO's answer is another valid top-k in ortops' order.
+
+    OpenVINO's ONNX frontend reads ONNX TopK as its TopK-11 with ``stable=false``, so among
+    equal values it does not put the lower index first, as ONNX TopK specifies and the lowering
+    relies on. The evidence, on the data as the CPU plugin computes it (int64/uint32 wrapped to
+    int32, float64 rounded to float32): every returned value is the data's value at its index
+    (bit for bit), the indices are distinct, and they select the same values as ortops in
+    ortops' order (NaN above +inf, all NaNs equal, -0.0 == +0.0) and in the order ``sort``
+    asks for. The topic is ``"ties"``, or the narrowing's when the type changed a value."""
+    data, attrs = case.inputs["data"], case.attrs
+    topic, work = _work(case)
+    seen = to_work(data, work)
+    axis = normalize_axis("TopK", attrs["axis"], data.ndim)
+    indices = np.asarray(got[1]).astype(np.int64)
+    if indices.shape != want[1].shape or np.any(indices < 0) or np.any(indices >= data.shape[axis]):
+        return None
+    if not bitwise_same(np.take_along_axis(seen, indices, axis=axis), to_work(np.asarray(got[0]), work)):
+        return None
+    ranks = order_ranks(seen).astype(np.float64)
+    want_seen = expected({**case.inputs, "data": seen}, attrs)[1].astype(np.int64)
+    if not valid_top_k(ranks, axis, attrs, np.take_along_axis(ranks, indices, axis=axis), indices,
+                       np.take_along_axis(ranks, want_seen, axis=axis)):
+        return None
+    runtime = "openvino" if topic != "ties" else "openvino-onnx"
+    return Check("", "explained", reason(topic, runtime, case.op),
+                 f"{first_difference(TOP_K.outputs, got, want)}; OpenVINO's answer is another valid top-k: the data's own "
+                 f"values{' as the CPU plugin computes them' if topic != 'ties' else ''}, the same selection in "
+                 f"ortops' order (NaN above +inf, -0.0 == +0.0), other indices among equal values: {short(got)}",
+                 topic=topic)
+
+
+#: How OpenVINO's answer is judged (:class:`ortops.conformance.contracts.OpenVinoJudge`).
+OPENVINO = SimpleNamespace(
+    ALTERNATIVE="another valid top-k among equal values",  # what an accepted different answer is
+    matches=_openvino_matches, check_output=_openvino_check_output, explain=_openvino_explain,
+    explain_standalone=_explain_standalone,
+)
+
+
+# --- ortops compare: two runtimes at a TopK node ------------------------------------------------
+
+def _k(node, inputs) -> int | None:
+    if len(inputs) > 1 and inputs[1] is not None:
+        return int(np.asarray(inputs[1]).reshape(-1)[0])
+    return attribute(node, "k")  # TopK-1
+
+
+def _axis(node, data, default) -> int:
+    axis = attribute(node, "axis", default)
+    return axis + data.ndim if axis < 0 else axis
+
+
+def _check_k(node, inputs) -> Finding | None:
+    data = inputs[0]
+    if data is None:
+        return None
+    k, axis = _k(node, inputs), attribute(node, "axis", -1)
+    if not -data.ndim <= axis < data.ndim:
+        return None
+    size = data.shape[axis]
+    if k is not None and not 1 <= k <= size:
+        return Finding("k-range", True, f"k={k} is outside [1, {size}] for axis {axis} of shape {data.shape}")
+    return None
+
+
+def _classify(capture: Capture, *, largest: bool, ordered: str) -> Finding:
+    data = np.asarray(capture.inputs[0])
+    k = _k(capture.node, capture.inputs)
+    axis = _axis(capture.node, data, -1)
+    other = None if capture.other_inputs is None else capture.other_inputs[0]
+    return judge_selection(data, axis, k, largest, [tuple(capture.base[:2]), tuple(capture.other[:2])],
+                           (capture.base_runtime, capture.other_runtime), ordered=ordered, other_data=other,
+                           atol=capture.atol, rtol=capture.rtol)
+
+
+def _onnx(capture: Capture) -> Finding:
+    node = capture.node
+    ordered = "value" if attribute(node, "sorted", 1) else "none"
+    return _classify(capture, largest=bool(attribute(node, "largest", 1)), ordered=ordered)
+
+
+def _ortops(capture: Capture) -> Finding:
+    node = capture.node
+    return _classify(capture, largest=attribute(node, "mode") == "max", ordered=attribute(node, "sort", "value"))
+
+
+AUDITS = {
+    ("", "TopK"): Audit(_onnx, precheck=_check_k),
+    (OPENVINO_DOMAIN, "TopK"): Audit(_ortops, precheck=_check_k),
+}

@@ -1,0 +1,176 @@
+"""Calls in a child Python process (``multiprocessing``, spawn context), so that a runtime that
+crashes (a segfault, an abort from glibc's heap checks) or hangs becomes an outcome instead of
+taking the caller down. Used by the ncnn oracle, ``ortops compare``'s runtimes and the bench's
+measurements in a fresh process.
+
+:class:`Worker` keeps one child and sends it calls ``function(*args, **kwargs)`` one at a time
+over a ``multiprocessing`` pipe. When the child dies during a call, the call's :class:`Outcome`
+says how (``"killed by SIGSEGV"``, ``"exit status 3"``) and quotes what the child wrote to
+stderr during that call (e.g. glibc's "double free or corruption"); a call with no answer within
+the timeout kills the child; the next call starts a new one. :func:`call_once` runs one call in a
+child of its own: for inputs that may corrupt the child's memory without killing it at once, so
+that no later call runs in a damaged process.
+
+``concurrent.futures.ProcessPoolExecutor`` cannot do this: a worker killed by a signal breaks
+the whole pool without saying which signal, a hung worker cannot be killed, and a worker's
+stderr is not kept per call. So the child is a plain ``multiprocessing`` process whose file
+descriptors 1 and 2 go to a file of its own (a runtime's prints never mix with the answers, and
+the parent reads what each call wrote). The called function must be importable by name, take
+and return picklable values (NumPy arrays included), and must not need the parent's state.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+__all__ = ["Outcome", "Worker", "call_once", "DEFAULT_TIMEOUT"]
+
+#: How long one call may take before the child is killed (a hang is reported like a crash).
+DEFAULT_TIMEOUT = 300.0
+_SPAWN = multiprocessing.get_context("spawn")
+
+
+class Outcome(NamedTuple):
+    """What one call in the child gave: exactly one of ``value`` (``ok``), ``error`` (a Python
+    exception inside the child, as ``"Type: message"``) or ``crash`` (the child died or hung:
+    ``"killed by SIGSEGV"``, ``"exit status 134"``, ``"no answer within 300 s"``)."""
+
+    ok: bool
+    value: Any = None
+    error: str | None = None
+    crash: str | None = None
+    stderr: str = ""  # what the child wrote to stderr during the call (its last 2000 characters)
+
+    def describe(self) -> str:
+        """One line: the value's absence explained, with the child's own words."""
+        if self.ok:
+            return "returned"
+        said = " ".join(self.stderr.split())[-300:]
+        what = f"crashed ({self.crash})" if self.crash else f"raised {self.error}"
+        return f"{what}; stderr: {said!r}" if said else what
+
+
+def describe_exit(status: int) -> str:
+    """``"killed by SIGSEGV"`` for a negative exit code (a signal), else ``"exit status N"``."""
+    if status < 0:
+        try:
+            return f"killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"killed by signal {-status}"
+    return f"exit status {status}"
+
+
+class Worker:
+    """One child process that runs calls until it dies; then the next call starts another.
+
+    Parameters
+    ----------
+    timeout : float
+        Seconds one call may take; a child that takes longer is killed and the call's
+        outcome is a crash ("no answer within ... s").
+    env : mapping, optional
+        Extra environment variables for the child (set before the call's module is imported).
+    """
+
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT, env: dict[str, str] | None = None):
+        self.timeout = timeout
+        self.env = dict(env or {})
+        self._process = None
+        self._pipe = None
+        self._stderr = None
+
+    def _start(self):
+        self._stderr = tempfile.NamedTemporaryFile(prefix="ortops-child-", suffix=".stderr")
+        self._pipe, theirs = _SPAWN.Pipe()
+        self._process = _SPAWN.Process(target=_serve, args=(theirs, self._stderr.name, self.env), daemon=True)
+        self._process.start()
+        theirs.close()
+        return self._process
+
+    def _stderr_since(self, offset: int) -> str:
+        self._stderr.seek(offset)
+        return self._stderr.read().decode("utf8", "replace")[-2000:]
+
+    def call(self, function: Callable, *args, **kwargs) -> Outcome:
+        """``function(*args, **kwargs)`` in the child (``function`` is pickled by its module and
+        name); never raises for what the child does."""
+        if self._process is not None and not self._process.is_alive():  # died between calls
+            self._end()
+        if self._process is None:
+            self._start()
+        offset = self._stderr.seek(0, os.SEEK_END)
+        try:
+            self._pipe.send((function, args, kwargs))
+            if not self._pipe.poll(self.timeout):
+                return self._died(offset, hung=True)
+            status, value = self._pipe.recv()
+        except (EOFError, OSError):
+            return self._died(offset)
+        stderr = self._stderr_since(offset)
+        return Outcome(True, value, stderr=stderr) if status == "ok" else Outcome(False, error=value, stderr=stderr)
+
+    def _died(self, offset: int, hung: bool = False) -> Outcome:
+        if hung:
+            self._process.kill()
+        self._process.join()
+        crash = f"no answer within {self.timeout:g} s" if hung else describe_exit(self._process.exitcode)
+        stderr = self._stderr_since(offset)
+        self._end()
+        return Outcome(False, crash=crash, stderr=stderr)
+
+    def _end(self) -> None:
+        self._pipe.close()
+        self._stderr.close()
+        self._process = self._pipe = self._stderr = None
+
+    def close(self) -> None:
+        """End the child (it exits when its pipe closes)."""
+        if self._process is None:
+            return
+        process = self._process
+        self._pipe.close()
+        process.join(10)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        self._stderr.close()
+        self._process = self._pipe = self._stderr = None
+
+    def __enter__(self) -> "Worker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def call_once(function: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Outcome:
+    """``function(*args, **kwargs)`` in a child process of its own, ended afterwards."""
+    with Worker(timeout) as worker:
+        return worker.call(function, *args, **kwargs)
+
+
+def _serve(pipe, stderr_path: str, env: dict[str, str]) -> None:
+    """The child's loop: run each call received on ``pipe`` and send back its answer."""
+    output = os.open(stderr_path, os.O_WRONLY | os.O_APPEND)
+    os.dup2(output, 2)
+    os.dup2(output, 1)  # a runtime's own prints go to the stderr file, never into the answers
+    sys.stdout = sys.stderr
+    os.environ.update(env)
+    while True:
+        try:
+            message = pipe.recv_bytes()
+        except EOFError:
+            return
+        try:
+            function, args, kwargs = pickle.loads(message)
+            answer = ("ok", function(*args, **kwargs))
+        except Exception as exc:  # noqa: BLE001 - the parent reports it as this call's outcome
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        pipe.send(answer)
