@@ -25,6 +25,8 @@ that sorts the selected indices ascending, and a GatherElements of the values.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from onnx import TensorProto
 
@@ -171,7 +173,8 @@ def _block(site) -> int | None:
         return None
     if WIDENED.get(site.elem_types[0], site.elem_types[0]) not in prefilter.REDUCIBLE:
         return None
-    return prefilter.block_size(shape[-1], k)
+    batch = math.prod(shape[:-1]) if all(d is not None for d in shape[:-1]) else None
+    return prefilter.block_size(shape[-1], k, batch)
 
 
 def _key(b, site) -> str:
@@ -224,25 +227,22 @@ def _compose(b, site, nan: bool) -> list[str]:
     data = site.node.input[0]
     axis, attrs = _axis(site), site.attrs
     key = _key(b, site)
-    widened = key != data
     dtype = np.float64 if site.elem_types[0] == TensorProto.DOUBLE else np.float32
-    largest = int(attrs["mode"] == "max")
+    largest, by_index = int(attrs["mode"] == "max"), attrs["sort"] == "index"
     block = None if nan else _block(site)
     if block is not None:
         elem = WIDENED.get(site.elem_types[0], site.elem_types[0])
         values, indices = prefilter.compose(b, key, _static_k(site), site.shapes[0][-1], block, site.ranks[0], elem,
-                                            largest, attrs["sort"] == "index")
-        if widened:
-            values = b.cast(values, site.elem_types[0])
-        if attrs["index_element_type"] == "i32":
-            indices = b.cast(indices, TensorProto.INT32)
-        return [values, indices]
-    k = _k(b, site)
-    values, indices = select(b, key, k, axis, largest, nan, dtype)
-    if attrs["sort"] == "index":
-        indices, _ = b.add("TopK", [indices, k], 2, axis=axis, largest=0, sorted=1)
-        values = b.add("GatherElements", [data, indices], axis=axis)
-    elif widened:
+                                            largest, by_index)
+    else:
+        k = _k(b, site)
+        values, indices = select(b, key, k, axis, largest, nan, dtype)
+        if by_index:
+            # The k selected indices ascending, and the values in that order gathered from the
+            # k selected values (a small tensor; the data would do as well).
+            indices, order = b.add("TopK", [indices, k], 2, axis=axis, largest=0, sorted=1)
+            values = b.add("GatherElements", [values, order], axis=axis)
+    if key != data:
         values = b.cast(values, site.elem_types[0])  # exact: the values came from this type
     if attrs["index_element_type"] == "i32":
         indices = b.cast(indices, TensorProto.INT32)

@@ -49,8 +49,9 @@ REDUCIBLE = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64, Tens
 class Rule:
     """When to prefilter a slice of length n for k elements, and the block size B.
 
-    The prefilter is used when ``n >= min_n`` and ``k <= n / min_ratio`` (the slice is long and
-    k small against it); B is ``scale * sqrt(n / k)`` rounded, clipped to ``[min_block,
+    The prefilter is used when ``n >= min_n``, ``k <= n / min_ratio`` (the slice is long and
+    k small against it) and the tensor holds at least ``min_elements`` (``batch * n``; an
+    unknown batch counts as 1): below that, its dozen nodes cost more than they save. B is ``scale * sqrt(n / k)`` rounded, clipped to ``[min_block,
     max_block]``, then moved to the nearest divisor of n within a factor ``divisor_slack``
     (no padding) when there is one. ``force``: always prefilter, with that B (tests; the
     cost-model script) — B is still lowered to n // k where k blocks need it.
@@ -58,6 +59,7 @@ class Rule:
 
     min_n: int = 8192
     min_ratio: float = 64.0
+    min_elements: int = 100_000
     scale: float = 4.0
     min_block: int = 16
     max_block: int = 4096
@@ -69,16 +71,16 @@ class Rule:
 RULE = Rule()
 
 
-def block_size(n: int, k: int, rule: Rule | None = None) -> int | None:
-    """The block size B to prefilter slices of length ``n`` for ``k`` elements, or None when
-    ``rule`` (default :data:`RULE`) predicts ONNX TopK alone is faster. B <= n // k always
-    (k blocks exist)."""
+def block_size(n: int, k: int, batch: int | None = 1, rule: Rule | None = None) -> int | None:
+    """The block size B to prefilter ``batch`` slices (None: unknown, counted as 1) of length
+    ``n`` for ``k`` elements, or None when ``rule`` (default :data:`RULE`) predicts ONNX TopK
+    alone is faster. B <= n // k always (k blocks exist)."""
     rule = RULE if rule is None else rule
     if not 1 <= k <= n:
         return None
     if rule.force is not None:
         return max(1, min(rule.force, n // k))
-    if n < rule.min_n or k * rule.min_ratio > n:
+    if n < rule.min_n or k * rule.min_ratio > n or n * (batch or 1) < rule.min_elements:
         return None
     ideal = min(max(round(rule.scale * math.sqrt(n / k)), rule.min_block), rule.max_block, n // k)
     divisors = [d for d in _divisors(n) if ideal / rule.divisor_slack <= d <= min(ideal * rule.divisor_slack, n // k)]
