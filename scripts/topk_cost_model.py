@@ -20,7 +20,12 @@ all, then the thresholds ``min_n``, ``min_ratio`` and ``min_elements`` (prefilte
 ``docs/topk_cost_model.json`` (grid, environment, every measurement, the fitted rule); the
 rule goes into ``ortops/ops/top_k/prefilter.py`` by hand (``RULE``).
 
-Usage: ``python scripts/topk_cost_model.py [--quick] [--passes 2] [--rounds 15] [--out docs/topk_cost_model.json]``
+``--table`` instead times the bench's TopK cases (``ortops/ops/top_k/bench.py``) with the rule
+as it is in ``prefilter.RULE``: ORT's TopK-11, ``ortops.InferenceSession(path="auto")``, and one
+read of the input (ORT's ``ReduceMax`` over the whole tensor, and NumPy's ``max``), interleaved
+the same way, and stores them under ``"table"`` in the same file (docs/performance.md's table).
+
+Usage: ``python scripts/topk_cost_model.py [--quick] [--passes 2] [--rounds 15] [--table] [--out docs/topk_cost_model.json]``
 """
 
 from __future__ import annotations
@@ -196,15 +201,96 @@ def fit(summary: list[dict]) -> dict:
                 chosen=predicted)
 
 
+#: The cases of ``--table``: (shape, axis, k, sort).
+TABLE = [((1, 1_000_000), 1, 10, "value"), ((1, 1_000_000), 1, 100, "value"), ((64, 32000), 1, 5, "value"),
+         ((8, 151936), 1, 50, "value"), ((4, 262144), 1, 40, "value"),
+         ((1, 1_000_000), 1, 10, "index"), ((1, 1_000_000), 1, 100, "index"), ((64, 32000), 1, 5, "index"),
+         ((8, 151936), 1, 50, "index"),
+         ((64, 32000), 1, 50, "value"), ((64, 32000), 1, 50, "index"), ((1, 3, 224, 224), 3, 10, "value"),
+         ((1, 3, 224, 224), 3, 10, "index"), ((1000, 1000), 0, 1000, "value"), ((1, 8), 1, 3, "value"),
+         ((1, 8), 1, 3, "index")]
+
+
+def table(rounds: int, passes: int) -> list[dict]:
+    """The bench's cases with the rule as it is: built-in, auto, one read (ReduceMax, NumPy max)."""
+    import onnxruntime as ort
+    from onnx import helper
+
+    import ortops
+    from ortops import builder
+    from ortops.ops.top_k.bench import ortops_model
+
+    rng = np.random.default_rng(0)
+    times: dict = {}
+    blocks = {}
+    for p in range(passes):
+        for shape, axis, k, sort in TABLE:
+            params = dict(shape=shape, axis=axis, k=k, sort=sort)
+            x = rng.standard_normal(shape, dtype=np.float32)
+            built_in = builder.onnx_top_k_model(11, TensorProto.FLOAT, len(shape), axis=axis, largest=1, sorted=1)
+            read = helper.make_model(helper.make_graph(
+                [helper.make_node("ReduceMax", ["X"], ["Y"], keepdims=0)], "one_read",
+                [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(shape))],
+                [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [])]),
+                opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+            auto = ortops.InferenceSession(ortops_model(params), options(), path="auto")
+            blocks[(shape, axis, k, sort)] = any(n.op_type == "GatherND" for n in _nodes(auto.model.graph))
+            calls = {
+                "built-in": (lambda s=ort.InferenceSession(built_in.SerializeToString(), options(),
+                                                            providers=["CPUExecutionProvider"]):
+                             s.run(None, {"X": x, "K": np.array([k], np.int64)})),
+                "auto": lambda s=auto: s.run(None, {"data": x}),
+                "ReduceMax": (lambda s=ort.InferenceSession(read.SerializeToString(), options(),
+                                                             providers=["CPUExecutionProvider"]):
+                              s.run(None, {"X": x})),
+                "numpy max": lambda: x.max(),
+            }
+            for call in calls.values():
+                call(), call()
+            names = list(calls)
+            entry = times.setdefault((shape, axis, k, sort), {name: [] for name in names})
+            for _ in range(rounds):
+                random.shuffle(names)
+                for name in names:
+                    start = time.perf_counter()
+                    calls[name]()
+                    entry[name].append(time.perf_counter() - start)
+            print(f"table pass {p + 1}/{passes} {shape} axis={axis} k={k} sort={sort}", file=sys.stderr, flush=True)
+    out = []
+    for (shape, axis, k, sort), entry in times.items():
+        b = np.array(entry["built-in"])
+        out.append(dict(shape=list(shape), axis=axis, k=k, sort=sort, prefilter=blocks[(shape, axis, k, sort)],
+                        built_in_ms=round(1e3 * float(np.median(b)), 4),
+                        auto_ratio=round(float(np.median(np.array(entry["auto"]) / b)), 3),
+                        reduce_max_ms=round(1e3 * float(np.median(entry["ReduceMax"])), 4),
+                        numpy_max_ms=round(1e3 * float(np.median(entry["numpy max"])), 4), rounds=len(b)))
+    return out
+
+
+def _nodes(graph):
+    from ortops.graph import graphs
+
+    return [n for g in graphs(graph) for n in g.node]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--table", action="store_true", help="time the bench's cases with the rule as it is")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs" / "topk_cost_model.json"))
     args = parser.parse_args(argv)
     import onnxruntime as ort
 
+    if args.table:
+        stored = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
+        stored["table"] = dict(passes=args.passes, rounds=args.rounds, onnxruntime=ort.__version__,
+                               load_average=round(os.getloadavg()[0], 2), rows=table(args.rounds, args.passes))
+        Path(args.out).write_text(json.dumps(stored, indent=1) + "\n")
+        for row in stored["table"]["rows"]:
+            print(row)
+        return 0
     grid = QUICK if args.quick else GRID
     rng = np.random.default_rng(0)
     rows = []

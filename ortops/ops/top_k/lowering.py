@@ -160,8 +160,12 @@ def _nan_order() -> set[str]:
 
 
 def hazards(b, site) -> list[str]:
-    if site.elem_types[0] not in _FLOATS or (NAN_ORDER in site.assume and _block(site) is None):
+    block = _block(site)
+    if site.elem_types[0] not in _FLOATS or (NAN_ORDER in site.assume and block is None):
         return []
+    if block is not None:
+        return [prefilter.no_nan(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0],
+                                 WIDENED.get(site.elem_types[0], site.elem_types[0]), int(site.attrs["mode"] == "max"))]
     return [no_nan(b, _key(b, site))]
 
 

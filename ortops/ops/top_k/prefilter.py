@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from onnx import TensorProto
 
-__all__ = ["Rule", "RULE", "REDUCIBLE", "block_size", "compose"]
+__all__ = ["Rule", "RULE", "REDUCIBLE", "block_size", "no_nan", "compose"]
 
 #: The key types ORT's CPU ReduceMax/ReduceMin take (int16 has no kernel: no prefilter).
 REDUCIBLE = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64, TensorProto.INT8: np.int8,
@@ -57,17 +57,18 @@ class Rule:
     cost-model script) — B is still lowered to n // k where k blocks need it.
     """
 
-    min_n: int = 8192
-    min_ratio: float = 64.0
-    min_elements: int = 100_000
-    scale: float = 4.0
+    min_n: int = 1024
+    min_ratio: float = 1024
+    min_elements: int = 131072
+    scale: float = 1.0
     min_block: int = 16
     max_block: int = 4096
     divisor_slack: float = 1.5
     force: int | None = None
 
 
-#: The rule fitted on the 2-core machine (scripts/topk_cost_model.py, docs/performance.md).
+#: The rule fitted on the 2-core machine (scripts/topk_cost_model.py, docs/performance.md): its
+#: values are ``"fitted"`` in docs/topk_cost_model.json (a test checks that they agree).
 RULE = Rule()
 
 
@@ -103,25 +104,47 @@ def identity(elem: int, largest: int):
     return np.array(info.min if largest else info.max, dtype)
 
 
+def _blocks(b, key: str, n: int, block: int, rank: int, elem: int, largest: int) -> str:
+    """``key`` padded to whole blocks and reshaped to ``[..., m, B]`` (once per builder)."""
+    def make():
+        blocks, x = -(-n // block), key
+        if blocks * block != n:
+            pads = np.zeros(2 * rank, np.int64)
+            pads[2 * rank - 1] = blocks * block - n  # at the end: above every real index
+            x = b.add("Pad", [x, b.const(pads), b.const(identity(elem, largest))], mode="constant")
+        return b.add("Reshape", [x, b.const(np.array([0] * (rank - 1) + [blocks, block], np.int64))])
+
+    return b.memo(("prefilter blocks", key, block, largest), make)
+
+
+def _reduce(b, op_type: str, x: str) -> str:
+    """``op_type`` over the last axis, not kept."""
+    if b.opset >= 18:
+        return b.add(op_type, [x, b.const(np.array([-1], np.int64))], keepdims=0)
+    return b.add(op_type, [x], axes=[-1], keepdims=0)
+
+
+def no_nan(b, key: str, n: int, block: int, rank: int, elem: int, largest: int) -> str:
+    """True unless ``key`` may hold NaN: the sum of its block sums is not NaN (+inf and -inf
+    together also trip it). Summed per block first: ORT splits a reduction over the last axis
+    over its threads, and runs one over every axis on one (half the time on [64, 32000]). The
+    padding, ±inf, would trip it next to an opposite infinity: a padded key is summed per slice."""
+    if -(-n // block) * block == n:
+        sums = _reduce(b, "ReduceSum", _blocks(b, key, n, block, rank, elem, largest))
+    else:
+        sums = _reduce(b, "ReduceSum", key)
+    return b.add("Not", [b.add("IsNaN", [b.reduce("ReduceSum", sums)])])
+
+
 def compose(b, key: str, k: int, n: int, block: int, rank: int, elem: int, largest: int,
             by_index: bool) -> tuple[str, str]:
     """(values, int64 indices) of the k best elements of every slice of ``key`` (ONNX type
     ``elem`` in :data:`REDUCIBLE`, rank ``rank``, static length ``n`` along the last axis, no
     NaN) in ortops' order, or by ascending index with ``by_index``; ``b.opset >= 13``."""
     axis = rank - 1
-    blocks = -(-n // block)
-    x = key
-    if blocks * block != n:
-        pads = np.zeros(2 * rank, np.int64)
-        pads[rank + axis] = blocks * block - n  # at the end: above every real index
-        x = b.add("Pad", [x, b.const(pads), b.const(identity(elem, largest))], mode="constant")
     keep = [0] * axis
-    x = b.add("Reshape", [x, b.const(np.array(keep + [blocks, block], np.int64))])
-    reduce = "ReduceMax" if largest else "ReduceMin"
-    if b.opset >= 18:
-        maxima = b.add(reduce, [x, b.const(np.array([-1], np.int64))], keepdims=0)
-    else:
-        maxima = b.add(reduce, [x], axes=[-1], keepdims=0)
+    x = _blocks(b, key, n, block, rank, elem, largest)
+    maxima = _reduce(b, "ReduceMax" if largest else "ReduceMin", x)
     kk = b.const(np.array([k], np.int64))
     _, chosen = b.add("TopK", [maxima, kk], 2, axis=-1, largest=largest, sorted=1)
     # Ascending block order: the candidates then keep ascending index order.

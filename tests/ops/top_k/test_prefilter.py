@@ -150,3 +150,14 @@ def test_rule_keeps_plain_composition_where_k_or_the_axis_is_unknown():
     with mock.patch.object(prefilter, "RULE", prefilter.Rule(force=4)):
         lowered, _ = ortops.lower(m)
     assert not _prefiltered(lowered)
+
+
+def test_rule_is_the_one_fitted_to_the_measurements():
+    """prefilter.RULE holds what scripts/topk_cost_model.py fitted (docs/topk_cost_model.json)."""
+    import json
+    from pathlib import Path
+
+    fitted = json.loads((Path(__file__).resolve().parents[3] / "docs" / "topk_cost_model.json").read_text())["fitted"]
+    rule = prefilter.RULE
+    assert (rule.scale, rule.min_n, rule.min_ratio, rule.min_elements) == (
+        fitted["scale"], fitted["min_n"], fitted["min_ratio"], fitted["min_elements"])
