@@ -16,7 +16,8 @@ come and go) and the medians are taken over the rounds of every pass.
 
 The fit (``fit``): the scale c whose prefilter is fastest in the most cells where it wins at
 all, then the thresholds ``min_n``, ``min_ratio`` and ``min_elements`` (prefilter only when
-``n >= min_n``, ``n / k >= min_ratio`` and ``batch * n >= min_elements``) that minimise the summed log-ratio over the grid. Writes
+``n >= min_n``, ``n / k >= min_ratio`` and ``batch * n >= min_elements``) that minimise the summed log-ratio over the grid,
+a slowdown counting ``LOSS_WEIGHT`` times (no regression is the first goal). Writes
 ``docs/topk_cost_model.json`` (grid, environment, every measurement, the fitted rule); the
 rule goes into ``ortops/ops/top_k/prefilter.py`` by hand (``RULE``).
 
@@ -56,6 +57,8 @@ QUICK = dict(n=[4096, 32000, 151936, 1_000_000], k=[5, 50], batch=[1, 8], scale=
 #: The candidate thresholds of the fit.
 MIN_N = [1024, 2048, 4096, 8192, 16384, 32768, 65536]
 MIN_RATIO = [8, 16, 32, 64, 128, 256, 512, 1024]
+#: How much more a slowdown weighs than a speedup of the same ratio in the fit of the thresholds.
+LOSS_WEIGHT = 2.0
 MIN_ELEMENTS = [0, 16384, 65536, 131072, 262144, 524288, 1048576]
 
 
@@ -184,7 +187,8 @@ def fit(summary: list[dict]) -> dict:
         for (n, k, batch), rows in cells_.items():
             row = next(r for r in rows if r["scale"] == scale)
             use = uses(n, k, batch, *thresholds)
-            total += math.log(row["prefilter_ratio"] if use else row["today_ratio"])
+            gain = math.log(row["prefilter_ratio"] if use else row["today_ratio"])
+            total += gain if gain < 0 else LOSS_WEIGHT * gain  # a slowdown counts double
         return total
 
     # The most permissive thresholds among the best (ties: the smallest values).
@@ -278,11 +282,18 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--refit", action="store_true", help="fit the rule again to the stored measurements")
     parser.add_argument("--table", action="store_true", help="time the bench's cases with the rule as it is")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs" / "topk_cost_model.json"))
     args = parser.parse_args(argv)
     import onnxruntime as ort
 
+    if args.refit:
+        stored = json.loads(Path(args.out).read_text())
+        stored["fitted"] = fit(stored["summary"])
+        Path(args.out).write_text(json.dumps(stored, indent=1) + "\n")
+        print(json.dumps({k: v for k, v in stored["fitted"].items() if k != "chosen"}))
+        return 0
     if args.table:
         stored = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
         stored["table"] = dict(passes=args.passes, rounds=args.rounds, onnxruntime=ort.__version__,
