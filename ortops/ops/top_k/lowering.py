@@ -32,7 +32,7 @@ from onnx import TensorProto
 
 from ...checks import INT32_MAX
 from ...lowering import ERRORS_TRANSLATED, NotLowerable
-from ..compose import NAN_ORDER, no_nan, select
+from ..compose import NAN_ORDER, no_nan, positions, select
 from . import prefilter
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "select", "WIDENED"]
@@ -234,6 +234,13 @@ def _compose(b, site, nan: bool) -> list[str]:
     dtype = np.float64 if site.elem_types[0] == TensorProto.DOUBLE else np.float32
     largest, by_index = int(attrs["mode"] == "max"), attrs["sort"] == "index"
     block = None if nan else _block(site)
+    static = _static_k(site)
+    if by_index and static is not None and static == site.shapes[0][axis]:
+        # Every element selected, in index order: the data as it is (NaN included), no sort.
+        values, indices = b.add("Identity", [data]), positions(b, data, axis)
+        if attrs["index_element_type"] == "i32":
+            indices = b.cast(indices, TensorProto.INT32)
+        return [values, indices]
     if block is not None:
         elem = WIDENED.get(site.elem_types[0], site.elem_types[0])
         values, indices = prefilter.compose(b, key, _static_k(site), site.shapes[0][-1], block, site.ranks[0], elem,

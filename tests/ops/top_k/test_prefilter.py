@@ -105,7 +105,8 @@ def expected(data: np.ndarray, k: int, attrs: dict):
 def test_prefiltered_top_k_matches_reference_bit_for_bit(path, case):
     data, k, attrs, block = case
     (values, indices), used = run(path, model(data.dtype, data.shape, k, attrs), data, block)
-    assert used == (data.dtype != np.int16)  # int16: no ReduceMax kernel, the plain composition
+    # int16: no ReduceMax kernel, the plain composition; k = n with sort=index: the data as it is
+    assert used == (data.dtype != np.int16 and not (attrs["sort"] == "index" and k == data.shape[-1]))
     want_values, want_indices = expected(data, k, attrs)
     assert_identical(values, want_values, bits=True)
     assert_identical(indices, want_indices)
@@ -127,7 +128,7 @@ def test_padding_never_selected_ahead_of_equal_real_values(path, mode, sort, n, 
         for k in (1, 2, n // 2 or 1, n):
             attrs = dict(mode=mode, sort=sort, stable=1, index_element_type="i64")
             (values, indices), used = run(path, model(dtype, data.shape, k, attrs), data, block)
-            assert used
+            assert used or (sort == "index" and k == n)
             want_values, want_indices = expected(data, k, attrs)
             assert_identical(values, want_values, bits=True)
             assert_identical(indices, want_indices)
@@ -161,3 +162,25 @@ def test_rule_is_the_one_fitted_to_the_measurements():
     rule = prefilter.RULE
     assert (rule.scale, rule.min_n, rule.min_ratio, rule.min_elements) == (
         fitted["scale"], fitted["min_n"], fitted["min_ratio"], fitted["min_elements"])
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint16, np.int64])
+def test_sort_index_with_k_the_axis_length_is_the_data_itself(path, dtype):
+    """k = n with sort=index selects everything in index order: the lowering returns the data
+    (NaN and signed zeros included) and the positions, with no sort, on any axis."""
+    pool = _pool(dtype)
+    data = np.random.default_rng(0).choice(pool, size=(3, 5, 4))
+    for axis in (0, 1, 2):
+        attrs = dict(mode="min", sort="index", stable=0, index_element_type="i32")
+        m = builder.top_k_model(dtypes.from_numpy(np.dtype(dtype)).onnx, 3, axis=axis, **attrs)
+        m.graph.initializer.append(numpy_helper.from_array(np.array([data.shape[axis]], np.int64), "k"))
+        del m.graph.input[1]
+        for dim, value in zip(m.graph.input[0].type.tensor_type.shape.dim, data.shape):
+            dim.Clear()
+            dim.dim_value = value
+        (values, indices), _ = run(path, m, data, 4)
+        want = reference.top_k(data.astype(np.float32) if dtype == np.float16 else data, data.shape[axis], axis=axis,
+                               **attrs)
+        assert_identical(values, data, bits=True)
+        assert_identical(indices, want.indices)
