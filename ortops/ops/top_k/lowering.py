@@ -21,6 +21,8 @@ that sorts the selected indices ascending, and a GatherElements of the values.
   of the whole slice; needs a constant k, a static last axis and a key ORT can ``ReduceMax``.
   It is exact only without NaN, so where the session's ``"topk_nan_order"`` would drop the NaN
   hazard, the prefilter brings it back.
+* ``sort="index"`` with a constant k equal to a static axis length selects every element in
+  index order: the data itself and the positions, no sort.
 """
 
 from __future__ import annotations
