@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, numpy_helper
 
-__all__ = ["NAN_ORDER", "no_nan", "select"]
+__all__ = ["NAN_ORDER", "no_nan", "select", "positions"]
 
 #: The runtime fact (probed by TopK's lowering, :func:`ortops.lowering.runtime_facts`) that ORT's
 #: TopK-11 orders NaN as ortops does, which makes the NaN hazard unnecessary.
@@ -38,7 +38,7 @@ def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.flo
     # Then by "is NaN" (first for largest, last for smallest), keeping the first pass's order
     # among equal flags through distinct keys flag * n + rank (the rank reversed for largest):
     # no tie is left to the second TopK, whatever order a runtime gives equal keys.
-    rank = _positions(b, flags, axis)
+    rank = positions(b, flags, axis)
     if largest:
         rank = b.add("Sub", [b.add("Sub", [dim, b.const(np.int64(1))]), rank])
     keys = b.add("Add", [b.add("Mul", [flags, dim]), rank])
@@ -47,7 +47,7 @@ def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.flo
     return b.add("GatherElements", [key, indices], axis=axis), indices
 
 
-def _positions(b, x: str, axis: int) -> str:
+def positions(b, x: str, axis: int) -> str:
     """0, 1, 2, ... along ``axis``, int64, in the shape of ``x``."""
     ones = b.add("ConstantOfShape", [b.add("Shape", [x])], value=numpy_helper.from_array(np.ones(1, np.int64)))
     return b.add("CumSum", [ones, b.const(np.int64(axis))], exclusive=1)

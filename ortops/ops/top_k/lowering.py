@@ -16,16 +16,26 @@ that sorts the selected indices ascending, and a GatherElements of the values.
   whose TopK rejects a negative k and a k above the axis (probed: ``"topk_rejects_bad_k"``),
   k=0 is mapped to -1 instead and the TopK itself fails: no ``If``, no PyOp.
 * uint64 has no ORT TopK kernel and no wider exact type: not lowered.
+* Long slices, small k: where the measured rule (:mod:`.prefilter`) predicts it is faster, the
+  fast path selects among the k best blocks of B elements (the block-maxima prefilter) instead
+  of the whole slice; needs a constant k, a static last axis and a key ORT can ``ReduceMax``.
+  It is exact only without NaN, so where the session's ``"topk_nan_order"`` would drop the NaN
+  hazard, the prefilter brings it back.
+* ``sort="index"`` with a constant k equal to a static axis length selects every element in
+  index order: the data itself and the positions, no sort.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from onnx import TensorProto
 
 from ...checks import INT32_MAX
 from ...lowering import ERRORS_TRANSLATED, NotLowerable
-from ..compose import NAN_ORDER, no_nan, select
+from ..compose import NAN_ORDER, no_nan, positions, select
+from . import prefilter
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "select", "WIDENED"]
 
@@ -152,9 +162,25 @@ def _nan_order() -> set[str]:
 
 
 def hazards(b, site) -> list[str]:
-    if site.elem_types[0] not in _FLOATS or NAN_ORDER in site.assume:
+    block = _block(site)
+    if site.elem_types[0] not in _FLOATS or (NAN_ORDER in site.assume and block is None):
         return []
+    if block is not None:
+        return [prefilter.no_nan(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0],
+                                 WIDENED.get(site.elem_types[0], site.elem_types[0]), int(site.attrs["mode"] == "max"))]
     return [no_nan(b, _key(b, site))]
+
+
+def _block(site) -> int | None:
+    """The prefilter's block size B for this node (:func:`.prefilter.block_size`), or None
+    where it does not apply or the rule predicts ONNX TopK alone is faster."""
+    k, rank, shape = _static_k(site), site.ranks[0], site.shapes[0]
+    if k is None or site.opset < 13 or _axis(site) != rank - 1:
+        return None
+    if WIDENED.get(site.elem_types[0], site.elem_types[0]) not in prefilter.REDUCIBLE:
+        return None
+    batch = math.prod(shape[:-1]) if all(d is not None for d in shape[:-1]) else None
+    return prefilter.block_size(shape[-1], k, batch)
 
 
 def _key(b, site) -> str:
@@ -207,14 +233,29 @@ def _compose(b, site, nan: bool) -> list[str]:
     data = site.node.input[0]
     axis, attrs = _axis(site), site.attrs
     key = _key(b, site)
-    widened = key != data
     dtype = np.float64 if site.elem_types[0] == TensorProto.DOUBLE else np.float32
-    k = _k(b, site)
-    values, indices = select(b, key, k, axis, int(attrs["mode"] == "max"), nan, dtype)
-    if attrs["sort"] == "index":
-        indices, _ = b.add("TopK", [indices, k], 2, axis=axis, largest=0, sorted=1)
-        values = b.add("GatherElements", [data, indices], axis=axis)
-    elif widened:
+    largest, by_index = int(attrs["mode"] == "max"), attrs["sort"] == "index"
+    block = None if nan else _block(site)
+    static = _static_k(site)
+    if by_index and static is not None and static == site.shapes[0][axis]:
+        # Every element selected, in index order: the data as it is (NaN included), no sort.
+        values, indices = b.add("Identity", [data]), positions(b, data, axis)
+        if attrs["index_element_type"] == "i32":
+            indices = b.cast(indices, TensorProto.INT32)
+        return [values, indices]
+    if block is not None:
+        elem = WIDENED.get(site.elem_types[0], site.elem_types[0])
+        values, indices = prefilter.compose(b, key, _static_k(site), site.shapes[0][-1], block, site.ranks[0], elem,
+                                            largest, by_index)
+    else:
+        k = _k(b, site)
+        values, indices = select(b, key, k, axis, largest, nan, dtype)
+        if by_index:
+            # The k selected indices ascending, and the values in that order gathered from the
+            # k selected values (a small tensor; the data would do as well).
+            indices, order = b.add("TopK", [indices, k], 2, axis=axis, largest=0, sorted=1)
+            values = b.add("GatherElements", [values, order], axis=axis)
+    if key != data:
         values = b.cast(values, site.elem_types[0])  # exact: the values came from this type
     if attrs["index_element_type"] == "i32":
         indices = b.cast(indices, TensorProto.INT32)
