@@ -37,7 +37,6 @@ import math
 import os
 import platform
 import random
-import statistics
 import sys
 import time
 from pathlib import Path

@@ -17,7 +17,6 @@ import sys
 import textwrap
 
 import numpy as np
-import pytest
 
 
 

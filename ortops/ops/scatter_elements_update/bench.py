@@ -93,7 +93,7 @@ def call(impl: str, p: dict, feed: dict[str, np.ndarray], sessions) -> Callable[
     from onnx import TensorProto
 
     from ... import reference
-    from .builder import onnx_scatter_elements_model, scatter_elements_update_model, scatter_mean_composition
+    from .builder import onnx_scatter_elements_model, scatter_mean_composition
 
     rank, reduction, use_init_val = len(p["data_shape"]), p["reduction"], p["use_init_val"]
     if impl == "ortops":
