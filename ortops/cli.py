@@ -323,7 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "and compare the new verdict with the saved one (exit 1 when it changed)")
     conf.set_defaults(func=_conformance)
     from .compare.outputs import DEFAULT_ATOL, DEFAULT_RTOL
-    from .compare.runtimes import PRECISIONS, RUNTIMES
+    from .compare.runtimes import RUNTIMES
+    from .interop.openvino import PRECISIONS
 
     comp = commands.add_parser(
         "compare", help="run a model in ONNX Runtime, OpenVINO and the reference; explain every difference",

@@ -26,11 +26,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["PRECISIONS", "RUNTIMES", "RuntimeResult", "has_ortops_nodes", "reference_ops", "run_here", "run_in_child"]
+__all__ = ["RUNTIMES", "RuntimeResult", "has_ortops_nodes", "reference_ops", "run_here", "run_in_child"]
 
 RUNTIMES = ("onnxruntime", "openvino", "reference")
-#: ``--openvino-precision`` choices; ``default`` lets the CPU plugin choose (bf16 on CPUs that have it).
-PRECISIONS = ("f32", "bf16", "f16", "default")
 
 
 class RuntimeResult(NamedTuple):
@@ -127,8 +125,7 @@ def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], sett
 
         ov_interop.require_openvino()
         precision = settings.get("precision", "f32")
-        config = {} if precision == "default" else {"INFERENCE_PRECISION_HINT": precision}
-        compiled = ov_interop.compile_model(model_path, "CPU", config)
+        compiled = ov_interop.compile_model(model_path, "CPU", ov_interop.precision_config(precision))
         request = compiled.create_infer_request()
         request.infer({name: np.asarray(value) for name, value in feed.items()})
         outputs = {}

@@ -77,6 +77,8 @@ from ..ops.spec import OpSpec
 __all__ = [
     "INSTALL_HINT",
     "DEFAULT_CONFIG",
+    "PRECISIONS",
+    "precision_config",
     "require_openvino",
     "to_work",
     "attributes",
@@ -104,6 +106,14 @@ _COMPILED_CACHE = "openvino.compiled"
 #: support that is bfloat16 (the PP-OCRv4 recogniser's softmax then differed from ORT by up to
 #: 0.074; at f32 by 1.3e-5). Pass ``config={}`` for the plugin's own choice.
 DEFAULT_CONFIG: Mapping[str, str] = {"INFERENCE_PRECISION_HINT": "f32"}
+#: The precisions ``ortops compare`` and the Polygraphy plugin offer: values of
+#: ``INFERENCE_PRECISION_HINT``, or ``"default"`` for the device plugin's own choice.
+PRECISIONS = ("f32", "bf16", "f16", "default")
+
+
+def precision_config(precision: str) -> dict[str, str]:
+    """The OpenVINO properties for one of :data:`PRECISIONS` (``{}`` for ``"default"``)."""
+    return {} if precision == "default" else {"INFERENCE_PRECISION_HINT": precision}
 
 
 def require_openvino():

@@ -59,6 +59,9 @@ from polygraphy.tools.args import util as args_util
 from polygraphy.tools.args.base import BaseArgs, BaseRunnerArgs
 from polygraphy.tools.script import make_invocable, safe
 
+from ..session import PATHS
+from .openvino import PRECISIONS, precision_config
+
 __all__ = [
     "OpenvinoRunner",
     "OpenvinoRunnerArgs",
@@ -70,11 +73,6 @@ __all__ = [
     "export_argument_groups",
 ]
 
-#: ``--openvino-precision`` choices, as ``ortops compare --openvino-precision``: ``default`` lets
-#: the CPU plugin choose (bfloat16 on CPUs that have it).
-PRECISIONS = ("f32", "bf16", "f16", "default")
-#: ``--ortops-path`` choices, as :class:`ortops.InferenceSession`'s ``path``.
-PATHS = ("auto", "pyop", "lowered")
 #: The runtime of ``ortops compare`` that reproduces a Polygraphy runner, by runner-name prefix.
 RUNTIME_OF_RUNNER = {"onnxrt-runner": "onnxruntime", "ortops-runner": "onnxruntime", "openvino-runner": "openvino"}
 
@@ -159,7 +157,7 @@ class OpenvinoRunner(BaseRunner):
         self._model = model
         self.precision = precision
         self.device = device
-        self.config = {} if precision == "default" else {"INFERENCE_PRECISION_HINT": precision}
+        self.config = precision_config(precision)
 
     @util.check_called_by("activate")
     def activate_impl(self):
