@@ -50,6 +50,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
 
+from .. import processes
+
 __all__ = ["NCNN_RELEASE", "NCNN_VERSION", "SDIST_URL", "SDIST_SHA256", "MissingTools", "BuildError", "Tools",
            "find_tools", "needed_layers", "layers_in_source", "cmake_options", "install", "installed_release",
            "Installed", "describe_exit", "check"]
@@ -221,12 +223,8 @@ def describe_exit(status: int, stderr: str = "") -> str:
     last line the child wrote to stderr (a Python traceback's exception line).
     """
     if status < 0:
-        try:
-            name = signal.Signals(-status).name
-        except ValueError:
-            name = f"signal {-status}"
         meaning = signal.strsignal(-status) or "unknown signal"
-        text = f"the ncnn module was killed by {name} ({meaning}) on import"
+        text = f"the ncnn module was {processes.describe_exit(status)} ({meaning}) on import"
         if -status == signal.SIGILL:
             text += ("; likely cause: it uses an instruction this CPU lacks (it was built on or for another "
                      "machine, or with ncnn's run-time CPU dispatch off): rebuild it here with "
