@@ -19,7 +19,10 @@ from .ops import DOMAINS, OPS, find_op
 from .ops.spec import OpSpec
 
 __all__ = ["load_model", "graphs", "function_graphs", "model_graphs", "raw_attributes", "check_node", "check_nodes",
-           "Names"]
+           "Names", "DEFAULT_DOMAINS"]
+
+#: The names of ONNX's default domain.
+DEFAULT_DOMAINS = ("", "ai.onnx")
 
 _ATTR_KINDS = {"int": onnx.AttributeProto.INT, "string": onnx.AttributeProto.STRING}
 

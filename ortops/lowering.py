@@ -49,7 +49,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from . import dtypes, runtime
 from .builder.schemas import register_schemas
-from .graph import check_node, graphs, load_model
+from .graph import DEFAULT_DOMAINS, check_node, graphs, load_model
 from .ops import DOMAINS, OPS
 from .ops.spec import OpSpec
 from .value_info import ValueInfo, check_axes, check_input_types
@@ -61,7 +61,6 @@ __all__ = ["lower", "runtime_facts", "ERRORS_TRANSLATED", "Lowered", "LoweringRe
 FALLBACKS = ("pyop", "none")
 #: The default-domain opset a lowered model is raised to when nothing else uses that domain.
 LOWERED_OPSET = 18
-_DEFAULT_DOMAINS = ("", "ai.onnx")
 #: In ``assume``: the caller turns an ORT failure of a lowered node into the PyOp's OpError (see
 #: the module's notes), so a guarded lowering may fail in a standard node instead of an If.
 ERRORS_TRANSLATED = "errors_translated"
@@ -431,7 +430,8 @@ def _lower_node(node, op: OpSpec, attrs: dict, info: ValueInfo, opset: int | Non
             total = _failures(b, [(ok, label + reason) for ok, reason in checks])
             gated = copy.copy(site)
             gated.node = _copy(node)
-            gated.node.input[0] = b.add("Reshape", [node.input[0], b.add("Add", [b.add("Shape", [node.input[0]]), total])])
+            data_shape = b.add("Add", [b.add("Shape", [node.input[0]]), total])
+            gated.node.input[0] = b.add("Reshape", [node.input[0], data_shape])
             for i, name in enumerate(node.input[1:], start=1):
                 if site.elem_types[i] in _INTEGER_TYPES and site.constants[i] is None:
                     gated.node.input[i] = _add_zero(b, name, site.elem_types[i], total)
@@ -518,8 +518,7 @@ def _failures(b: Builder, checks) -> str:
 
 
 #: Element types to which adding an integer zero changes nothing (every value, bit for bit).
-_INTEGER_TYPES = (TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64, TensorProto.UINT8,
-                  TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64)
+_INTEGER_TYPES = frozenset(t.onnx for t in dtypes.INTEGER_TYPES)
 #: Float types from which subtracting +0.0 changes nothing (-0.0 - 0.0 is -0.0; NaN stays NaN).
 _SUBTRACTABLE = (TensorProto.FLOAT, TensorProto.DOUBLE)
 
@@ -551,18 +550,18 @@ def _prefix(node: onnx.NodeProto, taken: set[str]) -> str:
 
 
 def _default_opset(model: onnx.ModelProto) -> int | None:
-    versions = [o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS]
+    versions = [o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
     return max(versions) if versions else None
 
 
 def _uses_default_domain(model: onnx.ModelProto) -> bool:
-    if any(f.domain in _DEFAULT_DOMAINS or any(n.domain in _DEFAULT_DOMAINS for n in f.node) for f in model.functions):
+    if any(f.domain in DEFAULT_DOMAINS or any(n.domain in DEFAULT_DOMAINS for n in f.node) for f in model.functions):
         return True
-    return any(n.domain in _DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
+    return any(n.domain in DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
 
 
 def _set_opset(model: onnx.ModelProto, version: int) -> None:
-    keep = [o for o in model.opset_import if o.domain not in _DEFAULT_DOMAINS]
+    keep = [o for o in model.opset_import if o.domain not in DEFAULT_DOMAINS]
     del model.opset_import[:]
     model.opset_import.extend([helper.make_opsetid("", version), *keep])
     model.ir_version = max(model.ir_version, _MIN_IR_VERSION)

@@ -13,12 +13,12 @@ from onnx import TensorProto, helper
 from . import bridge, dtypes, runtime
 from .builder.schemas import SCHEMA_VERSION, register_schemas
 from .errors import OpError
-from .graph import (Names, check_node, check_nodes, external_tensors, function_graphs, graphs, load_model,
-                    model_graphs)
+from .graph import (DEFAULT_DOMAINS, Names, check_node, check_nodes, external_tensors, function_graphs, graphs,
+                    load_model, model_graphs)
 from .lowering import ERRORS_TRANSLATED, lower, runtime_facts
 from .ops import DOMAINS
 from .ops.spec import OpSpec
-from .value_info import ValueInfo, check_axes, check_input_types
+from .value_info import CARRIED_ELEM_TYPES, ValueInfo, check_axes, check_input_types
 
 __all__ = ["InferenceSession", "session_options", "prepare_model", "PATHS"]
 
@@ -26,12 +26,10 @@ __all__ = ["InferenceSession", "session_options", "prepare_model", "PATHS"]
 PATHS = ("auto", "pyop", "lowered")
 
 _CONFIG_KEY = "ortops.custom_ops_registered"
-_UNCARRIED = {t.onnx for t in dtypes.CARRIED_TYPES}
 # The default-domain opset the Casts prepare_model adds need, by the type cast from: Cast takes
 # bfloat16 from Cast-13 and an integer ``to`` from Cast-6. ORT checks the Casts against the
 # model's opset import.
 _CAST_OPSET = {TensorProto.FLOAT16: 6, TensorProto.BFLOAT16: 13, **{t.onnx: 6 for t in dtypes.INTEGER_TYPES}}
-_DEFAULT_DOMAINS = ("", "ai.onnx")
 #: The domains whose ops ONNX Runtime has built in (no custom-op library needed).
 _ORT_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "com.microsoft", "com.microsoft.nchwc", "ai.onnx.preview.training")
 
@@ -76,7 +74,7 @@ def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int
     """
     found = check_input_types(node, op, types, subgraph)
     variant = op.variant(attrs)
-    carried = found[0] in _UNCARRIED
+    carried = found[0] in CARRIED_ELEM_TYPES
     widen, unknown = _widenings(op, found)
     public = bool(unknown) and variant == op.variant(op.defaults()) and not (carried and op.carrier.rounds)
     if unknown:
@@ -187,7 +185,7 @@ def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[
     info = ValueInfo(model)
     types = info.elem_types()
     names = Names(model)
-    others = any(n.domain in _DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
+    others = any(n.domain in DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
     casts: list[tuple[onnx.NodeProto, str, int, int]] = []  # the inputs cast for the bridge
     unwidened = [] if unwidened is None else unwidened
     copied = 0
@@ -208,7 +206,7 @@ def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[
         graph.node.extend(nodes)
     check_nodes(model)  # what is left in model-local functions (their ortops nodes were inlined)
     _ensure_cast_opset(model, casts, others)
-    if copied and not any(o.domain in _DEFAULT_DOMAINS for o in model.opset_import):
+    if copied and not any(o.domain in DEFAULT_DOMAINS for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("", max(_CAST_OPSET.values())))  # Identity for the copies
     if not any(o.domain == bridge.BRIDGE_DOMAIN for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid(bridge.BRIDGE_DOMAIN, SCHEMA_VERSION))
@@ -278,7 +276,7 @@ def _ensure_cast_opset(model: onnx.ModelProto, casts: list[tuple[onnx.NodeProto,
         return
     node, role, elem_type, to = max(casts, key=lambda c: _CAST_OPSET[c[2]])
     needed = _CAST_OPSET[elem_type]
-    imports = [o for o in model.opset_import if o.domain in _DEFAULT_DOMAINS]
+    imports = [o for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
     version = max((o.version for o in imports), default=None)
     if version is not None and version >= needed:
         return

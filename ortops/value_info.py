@@ -12,13 +12,13 @@ from onnx import numpy_helper
 from . import dtypes
 from .checks import normalize_axis
 from .errors import OpError
-from .graph import graphs
+from .graph import DEFAULT_DOMAINS, graphs
 from .ops.spec import OpSpec
 
-__all__ = ["ValueInfo", "value_types", "check_input_types", "check_axes"]
+__all__ = ["ValueInfo", "value_types", "check_input_types", "check_axes", "CARRIED_ELEM_TYPES"]
 
-_DEFAULT_DOMAINS = ("", "ai.onnx")
-_UNCARRIED = {t.onnx for t in dtypes.CARRIED_TYPES}
+#: The ONNX element types an op takes only through its carrier (float16, bfloat16).
+CARRIED_ELEM_TYPES = frozenset(t.onnx for t in dtypes.CARRIED_TYPES)
 
 
 def value_types(model: onnx.ModelProto) -> dict[str, int]:
@@ -52,7 +52,7 @@ class ValueInfo:
                         self._shapes.setdefault(info.name, tuple(d.dim_value if d.HasField("dim_value") else None
                                                                  for d in t.shape.dim))
             for node in graph.node:
-                if node.op_type == "Constant" and node.domain in _DEFAULT_DOMAINS and node.attribute \
+                if node.op_type == "Constant" and node.domain in DEFAULT_DOMAINS and node.attribute \
                         and node.attribute[0].name == "value":
                     self._constants[node.output[0]] = node.attribute[0].t
 
@@ -105,7 +105,7 @@ def check_input_types(node: onnx.NodeProto, op: OpSpec, types: dict[str, int], s
         table = op.type_param(param)
         accepted = {dtypes.from_name(n).onnx for n in table.types}
         if op.carrier is None:
-            accepted -= _UNCARRIED
+            accepted -= CARRIED_ELEM_TYPES
         if elem_type not in accepted:
             raise OpError(op.op_type, f"input {role!r} has type {dtypes.onnx_name(elem_type)}; it must be "
                           f"{table.doc}", node.name, kind="dtype")

@@ -8,6 +8,6 @@
   its ``polygraphy.run.plugins`` entry point.
 
 Importing this package or its openvino submodule imports no runtime (the Polygraphy plugin
-imports Polygraphy, and only Polygraphy loads it): a runtime is imported when first used. Import the submodule explicitly:
-``from ortops.interop import openvino as ov_interop``.
+imports Polygraphy, and only Polygraphy loads it): a runtime is imported when first used.
+Import the submodule explicitly: ``from ortops.interop import openvino as ov_interop``.
 """
