@@ -74,7 +74,9 @@ a thread that no longer exists, and an inner session's allocator may have been l
 child a new lock, no pool (the next use starts a fresh one) and no inner sessions (the next
 use builds fresh ones) and empty named caches (an ``openvino.Core`` and its compiled models
 own TBB worker threads, which do not exist in the child either); the hook is registered
-when the first of them is created, not on import. The parent's objects are kept
+when the first of them is created, not on import. An :class:`ortops.InferenceSession` used
+in a forked child makes a new ORT session there on first use, for the same reason (a thread
+inside the parent's ``run`` at the fork may hold that session's lock). The parent's objects are kept
 referenced, never destroyed, in the child: their destructors would join threads or take
 locks that do not exist there.
 
@@ -105,7 +107,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Hashable, Sequence, TypeVar
 
 __all__ = ["inner_session", "cached", "entries", "clear", "pool", "parallel_map", "worker_count", "THREADS_ENV", "Interrupt", "guard_signals",
-           "bridge_code", "kernel_started", "kernel_finished", "redeliver", "deliver"]
+           "bridge_code", "kernel_started", "kernel_finished", "redeliver", "deliver", "abandon"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -347,6 +349,12 @@ def guard_signals() -> None:
             continue  # already wrapped, or SIG_DFL / SIG_IGN: not Python code, nothing to guard
         _originals[signum] = current
         signal.signal(signum, _guard)
+
+
+def abandon(resource: object) -> None:
+    """Keep ``resource`` (a parent's object, in a forked child) referenced for good: its
+    destructor could wait on a thread or lock the child does not have."""
+    _abandoned.append(resource)
 
 
 def _after_fork_in_child() -> None:

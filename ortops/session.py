@@ -558,13 +558,10 @@ class InferenceSession:
         if unset and self._source is not None:
             self._quiet = ort.RunOptions()
             self._quiet.log_severity_level = 4
+        # What a forked child needs to make its own ORT session (see ``_session``).
+        self._recipe = (options, list(providers) if providers else ["CPUExecutionProvider"], kwargs)
         try:
-            self._session = ort.InferenceSession(
-                self.model.SerializeToString(),
-                options,
-                providers=list(providers) if providers else ["CPUExecutionProvider"],
-                **kwargs,
-            )
+            self._ort, self._pid = self._create(), os.getpid()
         except Exception as exc:
             for node, roles, taken in unwidened:
                 exc.add_note(f"ortops: the type of input(s) {roles} of {node.op_type} node {node.name!r} cannot be "
@@ -574,6 +571,23 @@ class InferenceSession:
         finally:
             if unset:
                 options.log_severity_level = -1
+
+    def _create(self):
+        import onnxruntime as ort
+
+        options, providers, kwargs = self._recipe
+        return ort.InferenceSession(self.model.SerializeToString(), options, providers=providers, **kwargs)
+
+    @property
+    def _session(self):
+        """The wrapped ORT session. In a child forked from the process that made it, a new one,
+        made on first use there: the parent's may hold a lock taken by a thread that was inside
+        its ``run`` when the process forked, which no thread of the child would ever release.
+        The parent's session stays referenced, never destroyed (``ortops.runtime``, Fork)."""
+        if self._pid != os.getpid():
+            runtime.abandon(self._ort)
+            self._ort, self._pid = self._create(), os.getpid()
+        return self._ort
 
     @property
     def lowered_nodes(self) -> tuple[str, ...]:
@@ -687,6 +701,8 @@ class InferenceSession:
             del errors, failure
 
     def __getattr__(self, name):
+        if name.startswith("_"):  # not made yet (a failed __init__): no recursion through _session
+            raise AttributeError(name)
         return getattr(self._session, name)
 
 

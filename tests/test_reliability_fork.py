@@ -62,7 +62,9 @@ def test_forked_child_runs_the_same_large_top_k(threads):
 
 
 def test_fork_from_a_busy_thread_pool():
-    """Fork while other threads are running ops: the child still gets a working runtime."""
+    """Fork while other threads are running ops: the child still gets a working runtime, and
+    the session it inherited works there (not the parent's ORT session, whose lock a thread
+    inside its ``run`` may have held at the fork: it hung a child about once in 80 forks)."""
     child = run_child("""
         import os, signal, sys, threading
         import numpy as np
@@ -86,7 +88,7 @@ def test_fork_from_a_busy_thread_pool():
         for w in workers:
             w.start()
         pids = []
-        for _ in range(3):
+        for _ in range(8):
             pid = os.fork()
             if pid == 0:
                 signal.alarm(60)  # a hung grandchild must not outlive the test
@@ -99,7 +101,7 @@ def test_fork_from_a_busy_thread_pool():
         print([os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids])
     """, timeout=120)
     assert child.status == 0, child.describe()
-    assert child.lines()[-1] == "[0, 0, 0]", child.describe()
+    assert child.lines()[-1] == str([0] * 8), child.describe()
 
 
 def test_forked_child_runs_openvino_through_the_cached_core():
