@@ -40,6 +40,19 @@ class Child(NamedTuple):
         return f"exit status {self.status}\n--- stdout\n{self.stdout[-3000:]}\n--- stderr\n{self.stderr[-3000:]}"
 
 
+#: The tests folder: a test module run as a script from a subfolder imports the shared helpers
+#: (helpers, strategies, ...) from here (see :func:`script_env`).
+TESTS = os.path.dirname(os.path.abspath(__file__))
+
+
+def script_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment (``os.environ`` and ``env``) for running a test module as a script:
+    :data:`TESTS` first on ``PYTHONPATH``."""
+    full = {**os.environ, **(env or {})}
+    full["PYTHONPATH"] = os.pathsep.join(p for p in (TESTS, full.get("PYTHONPATH", "")) if p)
+    return full
+
+
 def run_child(code: str, *, timeout: float = 120, env: dict[str, str] | None = None, **popen) -> Child:
     """Run ``code`` (dedented) with this interpreter; return its exit status and output.
 

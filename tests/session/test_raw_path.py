@@ -4,7 +4,7 @@ hostile models and inputs: it never aborts, and every output is either correct o
 
 The cases run in a child process (this file run as a script), so that an abort cannot take
 pytest down: the test asserts the child's exit status. The hostile inputs are those of
-``tests/test_robustness.py``, run on the model as written (public op types, errors without
+``tests/session/test_robustness.py``, run on the model as written (public op types, errors without
 node names) and after :func:`ortops.prepare_model` (private op types, errors name the node).
 """
 
@@ -18,10 +18,11 @@ import textwrap
 
 import numpy as np
 
+from child_process import script_env
 
 
 def test_raw_path_survives_hostile_models_and_inputs():
-    done = subprocess.run([sys.executable, __file__], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, __file__], capture_output=True, text=True, timeout=300, env=script_env())
     report = done.stdout[-6000:] + done.stderr[-4000:]
     assert done.returncode == 0, f"child exit status {done.returncode}\n{report}"
     assert "cases checked" in done.stdout, report

@@ -14,7 +14,7 @@ import pytest
 
 from child_process import run_child
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 KEPT_ERRORS = """
 import gc

@@ -291,7 +291,7 @@ def test_the_first_failing_node_is_reported_when_errors_cascade():
 
 
 # ---------------------------------------------------------------------------------------------
-# 2. Hostile models: refused at session creation, naming the node (tests/test_session.py has
+# 2. Hostile models: refused at session creation, naming the node (tests/session/test_prepare.py has
 #    mode="largest", sort="asc", reduction="avg", index_element_type="i16", topk=0, a missing
 #    axis, a STRING axis, an unknown TopK attribute, float k and float16 ArgMax).
 

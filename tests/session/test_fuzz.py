@@ -23,7 +23,7 @@ float64 reference rounded once to the carried type.
 The fuzz loop runs in a child process (this file run as a script, with RuntimeWarnings as
 errors) so that an abort cannot take pytest down; the test asserts the child's exit status is 0.
 ``ORTOPS_FUZZ_SEED`` and ``ORTOPS_FUZZ_EXAMPLES`` (per op) widen the search when run by hand:
-``ORTOPS_FUZZ_SEED=7 ORTOPS_FUZZ_EXAMPLES=2000 python tests/test_fuzz.py``.
+``ORTOPS_FUZZ_SEED=7 ORTOPS_FUZZ_EXAMPLES=2000 python tests/session/test_fuzz.py``.
 """
 
 from __future__ import annotations
@@ -37,10 +37,11 @@ from collections import Counter
 
 import numpy as np
 
+from child_process import script_env
 
 
 def test_fuzz_every_op_in_a_child_process():
-    env = {**os.environ, "ORTOPS_FUZZ_SEED": os.environ.get("ORTOPS_FUZZ_SEED", "20261121")}
+    env = script_env({"ORTOPS_FUZZ_SEED": os.environ.get("ORTOPS_FUZZ_SEED", "20261121")})
     # Floating-point warnings are errors in the child: a host that runs with -W error must not
     # see a kernel's RuntimeWarning turn a valid call into an OpError.
     done = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", __file__], capture_output=True, text=True,
