@@ -89,10 +89,18 @@ class Worker:
     def _start(self):
         self._stderr = tempfile.NamedTemporaryFile(prefix="ortops-child-", suffix=".stderr")
         self._pipe, theirs = _SPAWN.Pipe()
-        self._process = _SPAWN.Process(target=_serve, args=(theirs, self._stderr.name, self.env), daemon=True)
-        self._process.start()
-        theirs.close()
-        return self._process
+        process = _SPAWN.Process(target=_serve, args=(theirs, self._stderr.name, self.env), daemon=True)
+        try:
+            process.start()
+        except BaseException:  # e.g. spawn refused (a script without a __main__ guard): its error stands
+            self._pipe.close()
+            self._stderr.close()
+            self._pipe = self._stderr = None
+            raise
+        finally:
+            theirs.close()
+        self._process = process
+        return process
 
     def _stderr_since(self, offset: int) -> str:
         self._stderr.seek(offset)
