@@ -1,4 +1,4 @@
-"""Tests for ortops.kernels.arg_max, the registered ncnn ArgMax kernel.
+"""Tests for ortops.ops.arg_max.kernel, the registered ncnn ArgMax kernel.
 
 Expected values come from hand-computed cases, from ``_brute_force`` (ncnn's pair sort with
 Python's ``sorted``, independent of both the kernel and the reference) and, for large

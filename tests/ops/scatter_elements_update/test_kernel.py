@@ -1,6 +1,6 @@
 """The ScatterElementsUpdate kernel against its reference, bit for bit.
 
-The kernel (``ortops.kernels``) must give exactly what the pure-NumPy reference gives for every
+The kernel (``ortops.ops.scatter_elements_update.kernel``) must give exactly what the pure-NumPy reference gives for every
 dtype, rank, axis, reduction and ``use_init_val``: same dtype, same values, NaN where the
 reference has NaN, and the same sign of zero. Hypothesis draws the inputs; a small ``CHUNK``
 makes the kernel cross chunk boundaries on small inputs.
