@@ -380,14 +380,6 @@ def test_an_empty_optional_input_name_is_refused():
         session(model)
 
 
-def test_a_duplicated_attribute_is_refused():
-    """Two ``axis`` attributes: which one wins is up to the runtime, so the model is ambiguous."""
-    model = _model("TopK", OPENVINO_DOMAIN, TOPK_IN, TOPK_OUT, TOPK_ATTRS, name="hostile")
-    model.graph.node[0].attribute.append(helper.make_attribute("axis", 0))
-    with pytest.raises(ortops.OpError, match="TopK node 'hostile': attribute 'axis' appears more than once"):
-        session(model)
-
-
 def test_a_node_without_a_name_still_fails_cleanly():
     model = _model("TopK", OPENVINO_DOMAIN, TOPK_IN, TOPK_OUT, dict(TOPK_ATTRS, mode="up"), name="")
     model.graph.node[0].ClearField("name")
