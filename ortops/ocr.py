@@ -1,15 +1,15 @@
 """A real model with real weights: the PP-OCRv4 text recogniser shipped by ``rapidocr-onnxruntime``.
 
 The conformance runner needs real data flowing through the ops, not only generated arrays.
-This module renders a line of text, runs the recogniser from the PyPI wheel
-``rapidocr-onnxruntime==1.4.4`` (the ``ocr`` extra: ``pip install 'ortops[ocr]'``) in a plain
-ONNX Runtime session, and decodes its per-step class probabilities with greedy CTC.
+This module locates the recogniser of the PyPI wheel ``rapidocr-onnxruntime==1.4.4`` (the
+``ocr`` extra: ``pip install 'ortops[ocr]'``), renders a line of text into its input, and
+decodes its per-step class probabilities with greedy CTC.
 
 The per-step top-k candidates (TopK), the argmax (ArgMax) and the mean confidence of the steps
 that make up each decoded character (ScatterElementsUpdate with ``reduction="mean"``) are real
 uses of ortops' three ops.
 
-Importing this module is cheap: Pillow, onnx and onnxruntime are imported inside the functions
+Importing this module is cheap: Pillow and onnx are imported inside the functions
 that need them, and ``rapidocr_onnxruntime`` itself is never imported (it pulls in OpenCV); only
 its installed files are read.
 
@@ -32,7 +32,6 @@ import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import onnx
-    import onnxruntime
     from PIL import ImageFont
 
 __all__ = [
@@ -52,7 +51,6 @@ __all__ = [
     "fit_font_size",
     "render_text",
     "preprocess",
-    "recognize",
     "ctc_greedy_decode",
 ]
 
@@ -422,43 +420,6 @@ def preprocess(image: np.ndarray) -> np.ndarray:
     scaled = image.astype(np.float32) / np.float32(255.0)
     normalised = (scaled - np.float32(0.5)) / np.float32(0.5)
     return np.ascontiguousarray(normalised.transpose(2, 0, 1)[np.newaxis])
-
-
-@functools.lru_cache(maxsize=2)
-def _session(path: str) -> onnxruntime.InferenceSession:
-    """One plain ONNX Runtime session per model file, on the CPU."""
-    import onnxruntime
-
-    return onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-
-
-def recognize(image: np.ndarray) -> np.ndarray:
-    """Run the recogniser on one RGB image in a plain ONNX Runtime session.
-
-    The session (CPUExecutionProvider, no custom ops) is created once and cached.
-
-    Parameters
-    ----------
-    image : numpy.ndarray, shape (48, W, 3), uint8
-        An RGB image, as from :func:`render_text`.
-
-    Returns
-    -------
-    numpy.ndarray, shape (1, T, 6625), float32
-        Per-step class probabilities (each step sums to 1). T is 40 for W = 320.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``image`` is not a uint8 RGB image 48 pixels high (see :func:`preprocess`).
-    ModuleNotFoundError
-        If ``rapidocr_onnxruntime`` is not installed.
-    """
-    batch = preprocess(image)
-    session = _session(str(model_path()))
-    input_name = session.get_inputs()[0].name
-    (probs,) = session.run(None, {input_name: batch})[:1]
-    return np.asarray(probs, dtype=np.float32)
 
 
 # --------------------------------------------------------------------------- decoding
