@@ -58,3 +58,30 @@ def scatter_update(path) -> str:
 
 def tie_heavy(shape, seed=0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 4, shape).astype(np.float32)
+
+
+def _top_k_then(path, name: str, tail: list, tail_inits: list, out_type: int) -> str:
+    """``x [n, 16] float -> TopK(k=5) -> indices (int64)`` followed by ``tail`` ending in ``out``."""
+    nodes = [helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=-1, name="topk"), *tail]
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 16])],
+                              [helper.make_tensor_value_info("out", out_type, None)],
+                              [helper.make_tensor("k", TensorProto.INT64, [1], [5]), *tail_inits])
+    return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=IR), path)
+
+
+def tie_masking(path) -> str:
+    """``x -> TopK(k=5) -> indices -> Mul(2**32) -> out`` in int64: OpenVINO's CPU plugin computes
+    the Mul in int32, so ``out`` differs wherever an index is not 0, tie or no tie."""
+    return _top_k_then(path, "tie_masking", [helper.make_node("Mul", ["indices", "big"], ["out"], name="scale")],
+                       [helper.make_tensor("big", TensorProto.INT64, [], [2**32])], TensorProto.INT64)
+
+
+def tie_caused(path) -> str:
+    """``x -> TopK(k=5) -> indices -> Gather(table) -> Cast(float) -> Add(0.5) -> out``: every
+    difference of ``out`` comes from the indices TopK picked."""
+    tail = [helper.make_node("Gather", ["table", "indices"], ["picked"], axis=0, name="gather"),
+            helper.make_node("Cast", ["picked"], ["picked_f"], to=TensorProto.FLOAT, name="cast"),
+            helper.make_node("Add", ["picked_f", "half"], ["out"], name="add")]
+    inits = [helper.make_tensor("table", TensorProto.INT64, [16], [3 * i + 1 for i in range(16)]),
+             helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])]
+    return _top_k_then(path, "tie_caused", tail, inits, TensorProto.FLOAT)
