@@ -236,7 +236,8 @@ def _compare(args: argparse.Namespace) -> int:
         progress.update(task, completed=len(steps))
     json_path, md_path, html_path = compare_mod.write_reports(report, out)
     render.print_summary(report, console)
-    report_console.print_line(console, f"Report: {md_path}, {html_path} and {json_path}")
+    report_console.print_line(console, f"Report ({md_path.name}, {html_path.name}, {json_path.name}) in")
+    report_console.print_line(console, f"  {out}")
     return compare_mod.exit_status(report)
 
 

@@ -85,3 +85,17 @@ def tie_caused(path) -> str:
     inits = [helper.make_tensor("table", TensorProto.INT64, [16], [3 * i + 1 for i in range(16)]),
              helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])]
     return _top_k_then(path, "tie_caused", tail, inits, TensorProto.FLOAT)
+
+
+def many_top_k(path, count: int = 90) -> str:
+    """``count`` TopK nodes (k=5) on one ``x [n, 16]``, named as torch.onnx names them (``/TopK``,
+    ``/TopK_1``, ...), their indices concatenated into ``indices`` and their values into ``values``."""
+    names = ["/TopK"] + [f"/TopK_{i}" for i in range(1, count)]
+    nodes = [helper.make_node("TopK", ["x", "k"], [f"v{i}", f"i{i}"], axis=-1, name=name) for i, name in enumerate(names)]
+    nodes += [helper.make_node("Concat", [f"i{i}" for i in range(count)], ["indices"], axis=1, name="/Concat"),
+              helper.make_node("Concat", [f"v{i}" for i in range(count)], ["values"], axis=1, name="/Concat_1")]
+    graph = helper.make_graph(nodes, "many_top_k", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 16])],
+                              [helper.make_tensor_value_info("indices", TensorProto.INT64, None),
+                               helper.make_tensor_value_info("values", TensorProto.FLOAT, None)],
+                              [helper.make_tensor("k", TensorProto.INT64, [1], [5])])
+    return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=IR), path)

@@ -76,7 +76,8 @@ def test_near_ties_within_tolerance_are_explained_only_when_each_answer_fits_its
     a = (np.array([[1.0, 0.5000001]], np.float32), np.array([[0, 1]]))
     b = (np.array([[1.0, 0.5000001]], np.float32), np.array([[0, 2]]))
     finding = judge_selection(base, 1, 2, True, [a, b], ("ort", "ov"), other_data=other, atol=1e-5, rtol=1e-5)
-    assert finding.explained and finding.topic == "ties" and "near-ties" in finding.detail
+    assert finding.explained and finding.topic == "near-ties" and "near-ties" in finding.detail
+    assert "equal" not in finding.detail
     wrong = (np.array([[1.0, 0.1]], np.float32), np.array([[0, 3]]))
     assert not judge_selection(base, 1, 2, True, [a, wrong], ("ort", "ov"), other_data=other, atol=1e-5,
                                rtol=1e-5).explained
