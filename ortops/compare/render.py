@@ -203,7 +203,7 @@ def print_summary(report: dict, out, width: int | None = None) -> None:
         console.print_line(out, groups.fit(text, width))
 
     for r in report["runtimes"]:
-        text = f"runtime {r['name']}: {r['status']}"
+        text = f"runtime {r['name']}: {r['status']} in {r['seconds']:.1f} s"
         text += f" ({r['version']}" + (f", {', '.join(f'{k}={v}' for k, v in r['settings'].items())}" if r["settings"]
                                        else "") + ")" if r["version"] else ""
         if r["status"] != "ok":

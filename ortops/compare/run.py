@@ -40,9 +40,8 @@ class Step(NamedTuple):
     seconds: float = 0.0
 
     def line(self) -> str:
-        """``runtime onnxruntime: ok in 1.7 s`` for a finished step."""
-        kind = "runtime " if self.name not in ("compare", "causal") else ""
-        return f"{kind}{self.name}: {self.status or 'done'} in {self.seconds:.1f} s"
+        """``done onnxruntime: ok in 1.7 s`` for a finished step (wall seconds)."""
+        return f"done {self.name}: {self.status or 'ok'} in {self.seconds:.1f} s"
 
 
 Progress = Callable[[Step], None]
@@ -186,7 +185,7 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
                                         "(--openvino-precision f32 compares at float32)")
             output_rows.append({"output": name, "runtime": runtime, "verdict": verdict, "explanation": explanation,
                                 "node": node, "comparison": comparison.as_dict(), "causal": None})
-    tell(Step("compare", True, "done", time.perf_counter() - compared))
+    tell(Step("compare", True, "outputs compared, nodes audited", time.perf_counter() - compared))
     explained = [row for row in output_rows if row["verdict"] == "explained"]
     checking = dict(settings=runtime_settings, context=common, timeout=timeout, base_dir=base_dir)
     if explained:

@@ -69,11 +69,25 @@ def _top_k_then(path, name: str, tail: list, tail_inits: list, out_type: int) ->
     return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=IR), path)
 
 
-def tie_masking(path) -> str:
+def tie_masking(path, shift: bool = False) -> str:
     """``x -> TopK(k=5) -> indices -> Mul(2**32) -> out`` in int64: OpenVINO's CPU plugin computes
-    the Mul in int32, so ``out`` differs wherever an index is not 0, tie or no tie."""
-    return _top_k_then(path, "tie_masking", [helper.make_node("Mul", ["indices", "big"], ["out"], name="scale")],
-                       [helper.make_tensor("big", TensorProto.INT64, [], [2**32])], TensorProto.INT64)
+    the Mul in int32, so ``out`` differs wherever an index is not 0, tie or no tie. ``shift``: an
+    exact ``Add(1)`` between the TopK and the Mul."""
+    source = "shifted" if shift else "indices"
+    tail = [helper.make_node("Add", ["indices", "one"], ["shifted"], name="shift")] if shift else []
+    tail.append(helper.make_node("Mul", [source, "big"], ["out"], name="scale"))
+    return _top_k_then(path, "tie_masking", tail, [helper.make_tensor("big", TensorProto.INT64, [], [2**32]),
+                                                   helper.make_tensor("one", TensorProto.INT64, [], [1])],
+                       TensorProto.INT64)
+
+
+def tie_chain_of_two(path) -> str:
+    """``x -> TopK(k=5) -> indices -> Cast(float) -> TopK(k=3) -> out``: the second TopK's input
+    differs wherever the first one's ties went another way (its audit: ``upstream``)."""
+    tail = [helper.make_node("Cast", ["indices"], ["as_float"], to=TensorProto.FLOAT, name="cast"),
+            helper.make_node("TopK", ["as_float", "k3"], ["top_values", "out"], axis=-1, name="topk2")]
+    return _top_k_then(path, "tie_chain_of_two", tail, [helper.make_tensor("k3", TensorProto.INT64, [1], [3])],
+                       TensorProto.INT64)
 
 
 def tie_caused(path) -> str:
