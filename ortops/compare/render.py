@@ -192,6 +192,28 @@ def write_reports(report: dict, out) -> tuple[pathlib.Path, pathlib.Path, pathli
     return json_path, md_path, html_path
 
 
+def _output_lines(report: dict, row: dict) -> tuple[str, str]:
+    """One output that differs: ``output out (openvino): explained, 8 of 320 elements differ`` and,
+    indented, its cause (the cut nodes and whether the causal check passed) or its explanation."""
+    c = row["comparison"] or {}
+    differ = f", {c['mismatches']} of {groups.count(c['size'], 'element')} differ" if c.get("mismatches") else ""
+    head = f"output {row['output']} ({row['runtime']}): {row['verdict']}{differ}"
+    check = row.get("causal") or {}
+    if not check.get("cut"):
+        return head, f"  {row['explanation']}"
+    cut = check["cut"]
+    topics = sorted({n["topic"] for n in report["nodes"] if n["runtime"] == row["runtime"]
+                     and n["node"] in cut and n["topic"]})
+    who = cut[0] if len(cut) == 1 else f"{groups.count(len(cut), 'node')} ({groups.span(cut)})"
+    if check["status"] == "passed":
+        return head, f"  by {who}: {', '.join(topics)}; causal check passed"
+    if check.get("trace"):
+        trace = check["trace"]
+        return head, (f"  not caused by {who} ({', '.join(topics)}): fed their values, {check['runtime']} "
+                      f"still differs, first at {trace['node']} ({trace['op']})")
+    return head, f"  {row['explanation']}"
+
+
 def print_summary(report: dict, out, width: int | None = None) -> None:
     """The terminal summary: runtimes, per-pair counts of outputs, the audited nodes that differ
     grouped by op (one worked example each), and every output that differs. Every line fits in
@@ -221,9 +243,7 @@ def print_summary(report: dict, out, width: int | None = None) -> None:
         if found:
             line("  every node: the node audit table of compare.md and compare.html")
     for o in report["outputs"]:
-        if o["verdict"] == "match":
-            continue
-        c = o["comparison"] or {}
-        differ = f", {c['mismatches']} of {groups.count(c['size'], 'element')} differ" if c.get("mismatches") else ""
-        line(f"output {o['output']} ({o['runtime']}): {o['verdict']}{differ}: {o['explanation']}")
+        if o["verdict"] != "match":
+            for text in _output_lines(report, o):
+                line(text)
     line(f"{report['summary']['verdict']} (exit status {report['summary']['exit_status']})")
