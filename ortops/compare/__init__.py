@@ -5,6 +5,7 @@ every difference down to the node.
 writes ``compare.json``, ``compare.md`` and ``compare.html``. Modules: :mod:`.inputs` (the feed),
 :mod:`.model` (loading, exposing audited tensors), :mod:`.runtimes` (each runtime in a child
 process), :mod:`.outputs` (per-output comparison), :mod:`.audit` (the node audit),
+:mod:`.causal` (the causal check of a blamed node), :mod:`.groups` (nodes grouped by op),
 :mod:`.render` (the reports).
 """
 
