@@ -200,8 +200,10 @@ def _check_group(model, graph, feed, results, baseline, runtime, indices, names,
     by_index = {r.node.index: r for r in node_results if r.runtime == runtime}
     cut_results = [by_index[i] for i in indices]
     labels = tuple(r.node.name for r in cut_results)
-    other = results[runtime]
-    cut = {n: np.asarray(other[n]) for r in cut_results for n in r.node.outputs if n}
+    other, base = results[runtime], results[baseline]
+    # The other runtime's values, in the baseline's dtypes where they differ (OpenVINO may return int32 for int64).
+    cut = {n: np.asarray(other[n]).astype(base[n].dtype if n in base else np.asarray(other[n]).dtype, copy=False)
+           for r in cut_results for n in r.node.outputs if n}
     upstream = [r for r in cut_results if r.status == "upstream"]
     exposed = [n for r in upstream for n in r.node.inputs if n and n not in feed and n not in cut
                and n not in {t.name for t in model.graph.initializer}]
@@ -212,9 +214,8 @@ def _check_group(model, graph, feed, results, baseline, runtime, indices, names,
         return {name: Causal("not-run", labels, baseline, f"the cut model did not run in {baseline}: "
                              f"{result.status}: {result.detail}") for name in names}
     recomputed = dict(result.outputs)
-    # The baseline's values in the cut run: the cut tensors as fed, a recomputed node's own output under its name.
-    values = {**recomputed, **cut}
-    rejudge = {**values, **{n[:-len(RECOMPUTED)]: v for n, v in recomputed.items() if n.endswith(RECOMPUTED)}}
+    # The baseline's values in the cut run, a recomputed node's own output under its name: its audit again.
+    rejudge = {**cut, **recomputed, **{n[:-len(RECOMPUTED)]: v for n, v in recomputed.items() if n.endswith(RECOMPUTED)}}
     checked = {}
     for node in audit.audit_nodes(model, [r.node for r in upstream], feed, {baseline: rejudge, runtime: other},
                                   baseline, atol=atol, rtol=rtol, base_dir=base_dir):
