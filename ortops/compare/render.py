@@ -241,7 +241,7 @@ def print_summary(report: dict, out, width: int | None = None) -> None:
     for pair, found in _node_groups(report):
         for group in found:
             head, example = _group_lines(group)
-            line(f'compare nodes pair="{pair}" {head}')
+            line(f"{pair}: {head}")
             line(f"  {example}")
         if found:
             line("  every node: the node audit table of compare.md and compare.html")

@@ -42,7 +42,7 @@ def test_ninety_top_k_nodes_read_as_one_group_on_lines_that_fit(ninety, capsys, 
     if not differing:
         pytest.skip("this OpenVINO breaks ties as ORT does: nothing differs")
     assert {n["topic"] for n in differing} == {"ties"} and len(differing) == 90
-    group = [line for line in printed if line.startswith('compare nodes pair="openvino vs onnxruntime"')]
+    group = [line for line in printed if line.startswith("openvino vs onnxruntime: ")]
     assert len(group) == 1, printed
     assert any(line.startswith("  Worked example, /TopK: ") for line in printed)
     if width >= 100:
