@@ -11,9 +11,9 @@ process), :mod:`.outputs` (per-output comparison), :mod:`.audit` (the node audit
 
 from .inputs import InputError
 from .model import ModelError
-from .run import SCHEMA, compare, exit_status
+from .run import SCHEMA, Step, compare, exit_status
 
-__all__ = ["SCHEMA", "InputError", "ModelError", "compare", "exit_status", "write_reports"]
+__all__ = ["SCHEMA", "InputError", "ModelError", "Step", "compare", "exit_status", "write_reports"]
 
 
 def write_reports(report: dict, out):

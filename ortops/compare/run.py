@@ -88,6 +88,11 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         Expose every tensor of the main graph, not only the audited nodes', and name the first node
         where the runtimes split (``trace`` in the report). Costs memory; may change what a runtime
         fuses.
+    progress : callable, optional
+        Called with a :class:`Step` as each step starts and ends: each runtime (its status and wall
+        seconds), ``"compare"``, ``"causal"`` (the causal checks, only when an output is explained).
+    timeout : float, optional
+        Seconds a runtime's child (and each causal run) may take before it is killed (``crashed``).
 
     Returns
     -------
