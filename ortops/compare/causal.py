@@ -35,6 +35,7 @@ from onnx import helper
 
 from . import audit
 from . import model as model_mod
+from .groups import count
 from .outputs import compare_arrays
 from .runtimes import run_in_child, save_feed
 
@@ -215,7 +216,8 @@ def _check_group(model, graph, feed, results, baseline, runtime, indices, names,
                              f"{result.status}: {result.detail}") for name in names}
     recomputed = dict(result.outputs)
     # The baseline's values in the cut run, a recomputed node's own output under its name: its audit again.
-    rejudge = {**cut, **recomputed, **{n[:-len(RECOMPUTED)]: v for n, v in recomputed.items() if n.endswith(RECOMPUTED)}}
+    own = {n[:-len(RECOMPUTED)]: v for n, v in recomputed.items() if n.endswith(RECOMPUTED)}
+    rejudge = {**cut, **recomputed, **own}
     checked = {}
     for node in audit.audit_nodes(model, [r.node for r in upstream], feed, {baseline: rejudge, runtime: other},
                                   baseline, atol=atol, rtol=rtol, base_dir=base_dir):
@@ -239,8 +241,8 @@ def _check_group(model, graph, feed, results, baseline, runtime, indices, names,
         comparison = compare_arrays(other[name], got, atol=atol, rtol=rtol)
         if comparison.status == "match":
             out[name] = Causal("passed", labels, baseline,
-                               f"{baseline} fed {runtime}'s values of {len(labels)} cut "
-                               f"node{'s' if len(labels) != 1 else ''} gives {runtime}'s {name!r} within tolerance",
+                               f"{baseline} fed {runtime}'s values of {count(len(labels), 'cut node')} gives "
+                               f"{runtime}'s {name!r} within tolerance",
                                comparison.as_dict())
             continue
         trace = _trace(model, graph, feed, results, baseline, runtime, indices, name, cut, atol=atol, rtol=rtol,

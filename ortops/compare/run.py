@@ -19,6 +19,7 @@ import numpy as np
 from . import audit, causal
 from . import inputs as inputs_mod
 from . import model as model_mod
+from .groups import count
 from .outputs import DEFAULT_ATOL, DEFAULT_RTOL, compare_arrays
 from .runtimes import RUNTIMES, RuntimeResult, run_in_child, save_feed
 
@@ -26,7 +27,6 @@ __all__ = ["SCHEMA", "Step", "compare", "exit_status"]
 
 #: The ``schema`` field of compare.json.
 SCHEMA = "ortops.compare/1"
-
 
 
 class Step(NamedTuple):
@@ -200,12 +200,12 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
                                       rtol=rtol, **checking)
         for row in explained:
             _apply_causal(row, checks[row["output"], row["runtime"]])
-        tell(Step("causal", True, f"{len(explained)} output{'s' if len(explained) != 1 else ''} checked",
-                  time.perf_counter() - started))
+        tell(Step("causal", True, f"{count(len(explained), 'output')} checked", time.perf_counter() - started))
     runtime_rows = []
     for name, result in results.items():
         row = {"name": name, "status": result.status, "detail": result.detail, "version": result.version,
-               "settings": result.settings, "seconds": round(result.seconds, 3), "verdict": None, "node": None, "causal": None}
+               "settings": result.settings, "seconds": round(result.seconds, 3), "verdict": None, "node": None,
+               "causal": None}
         if result.status in ("failed", "crashed"):
             cause = audit.explain_failure(model, nodes, feed, ran, base_dir, result.detail)
             if cause is not None:

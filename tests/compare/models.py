@@ -105,7 +105,8 @@ def many_top_k(path, count: int = 90) -> str:
     """``count`` TopK nodes (k=5) on one ``x [n, 16]``, named as torch.onnx names them (``/TopK``,
     ``/TopK_1``, ...), their indices concatenated into ``indices`` and their values into ``values``."""
     names = ["/TopK"] + [f"/TopK_{i}" for i in range(1, count)]
-    nodes = [helper.make_node("TopK", ["x", "k"], [f"v{i}", f"i{i}"], axis=-1, name=name) for i, name in enumerate(names)]
+    nodes = [helper.make_node("TopK", ["x", "k"], [f"v{i}", f"i{i}"], axis=-1, name=name)
+             for i, name in enumerate(names)]
     nodes += [helper.make_node("Concat", [f"i{i}" for i in range(count)], ["indices"], axis=1, name="/Concat"),
               helper.make_node("Concat", [f"v{i}" for i in range(count)], ["values"], axis=1, name="/Concat_1")]
     graph = helper.make_graph(nodes, "many_top_k", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 16])],

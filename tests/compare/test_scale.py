@@ -50,7 +50,8 @@ def test_ninety_top_k_nodes_read_as_one_group_on_lines_that_fit(ninety, capsys, 
         assert 'outputs=2 agree=1 explained=1 unexplained=0' in "\n".join(printed)
         assert "  by 90 nodes (/TopK ... /TopK_89): ties; causal check passed" in printed
     row = next(o for o in report["outputs"] if o["output"] == "indices")
-    assert row["explanation"].startswith("follows from 90 TopK nodes (/TopK ... /TopK_89): 90 ties; first, /TopK (TopK): ")
+    assert row["explanation"].startswith(
+        "follows from 90 TopK nodes (/TopK ... /TopK_89): 90 ties; first, /TopK (TopK): ")
     assert row["causal"]["cut"] == NAMES  # the full list, in compare.json
     markdown = (out / "compare.md").read_text()
     assert "- 90 TopK nodes (/TopK ... /TopK_89): 90 ties explained. Worked example, /TopK: " in markdown
