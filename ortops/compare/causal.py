@@ -262,12 +262,12 @@ def _trace(model, graph, feed, results, baseline, runtime, indices, output, cut,
     (the other runtime on the whole model, unless its results already hold them)."""
     between = [i for i in sorted(graph.tensor_ancestors(output))
                if any(c in graph.node_ancestors(i) for c in indices) and i not in indices]
-    tensors = list(dict.fromkeys(n for i in between for n in model.graph.node[i].output if n))
+    # Their outputs, and the inputs they read from outside the cut's descendants (another branch).
+    tensors = list(dict.fromkeys(n for i in between for n in (*model.graph.node[i].input, *model.graph.node[i].output)
+                                 if n in graph.producer and n not in cut))
     other = results[runtime]
     if any(n not in other for n in tensors):
-        nodes = [model_mod.AuditedNode(i, model.graph.node[i].name, "", "", (), tuple(model.graph.node[i].output))
-                 for i in between]
-        exposed, _ = model_mod.audit_model(model, nodes)
+        exposed, _ = model_mod.audit_model(model, [model_mod.AuditedNode(-1, "", "", "", (), tuple(tensors))])
         rerun = runner.run(runtime, exposed, feed)
         if rerun.status != "ok":
             return None
