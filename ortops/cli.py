@@ -209,16 +209,21 @@ def _compare(args: argparse.Namespace) -> int:
         dims = inputs_mod.parse_dims(args.dim)
     except compare_mod.InputError as exc:
         return fail(str(exc))
-    steps = [*runtimes, "compare"]
+    steps = [*runtimes, "compare", "causal"]
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, disable=args.no_progress or report_console.is_plain(),
                   transient=True) as progress:
         task = progress.add_task("loading the model", total=len(steps))
 
-        def tell(step: str) -> None:
-            done = steps.index(step)
-            label = "comparing and auditing" if step == "compare" else f"running {step}"
-            progress.update(task, completed=done, description=label)
+        def tell(step) -> None:
+            """One line per finished step (also in a CI log); the bar on a terminal."""
+            if step.finished:
+                if not args.no_progress:
+                    report_console.print_line(progress.console, step.line())
+                return
+            label = {"compare": "comparing and auditing", "causal": "checking causes"}.get(step.name,
+                                                                                          f"running {step.name}")
+            progress.update(task, completed=steps.index(step.name), description=label)
 
         try:
             report = compare_mod.compare(args.model, inputs=args.inputs, seed=args.seed or 0, dims=dims,
@@ -231,7 +236,8 @@ def _compare(args: argparse.Namespace) -> int:
         progress.update(task, completed=len(steps))
     json_path, md_path, html_path = compare_mod.write_reports(report, out)
     render.print_summary(report, console)
-    report_console.print_line(console, f"Report: {md_path}, {html_path} and {json_path}")
+    report_console.print_line(console, f"Report ({md_path.name}, {html_path.name}, {json_path.name}) in")
+    report_console.print_line(console, f"  {out}")
     return compare_mod.exit_status(report)
 
 
@@ -353,7 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--timeout", type=float, metavar="SECONDS",
                       help="give up on a runtime after this long (reported as crashed; default: no limit)")
     comp.add_argument("--out", default="ortops-compare", help="report directory (default: ./ortops-compare)")
-    comp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    comp.add_argument("--no-progress", action="store_true",
+                      help="no progress bar and no line per finished runtime")
     comp.set_defaults(func=_compare)
 
     low = commands.add_parser(

@@ -59,6 +59,9 @@ TOPICS: tuple[Topic, ...] = (
           'ScatterElements: accumulation order and precision not specified', 'ScatterElementsUpdate-12: not specified', 'n/a', False),
     Topic('float-index-precision', "a flat index above 2**24 cannot be exact in ncnn ArgMax's float32 output",
           'ArgMax: int64 indices', 'n/a', 'indices written as float32 (exact up to 2**24)', False),
+    Topic('near-ties', "values within the tolerance but not equal, ranked differently: the runtimes' inputs differ "
+          "by less than the tolerance and each runtime's selection is exact for its own input",
+          '', '', '', False),
     Topic('invalid-input', 'an input ortops rejects with OpError for another reason (shape, rank, axis, dtype)',
           '', '', '', False),
     Topic('openvino-missing', 'the openvino package is not installed',

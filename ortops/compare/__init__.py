@@ -5,14 +5,15 @@ every difference down to the node.
 writes ``compare.json``, ``compare.md`` and ``compare.html``. Modules: :mod:`.inputs` (the feed),
 :mod:`.model` (loading, exposing audited tensors), :mod:`.runtimes` (each runtime in a child
 process), :mod:`.outputs` (per-output comparison), :mod:`.audit` (the node audit),
+:mod:`.causal` (the causal check of a blamed node), :mod:`.groups` (nodes grouped by op),
 :mod:`.render` (the reports).
 """
 
 from .inputs import InputError
 from .model import ModelError
-from .run import SCHEMA, compare, exit_status
+from .run import SCHEMA, Step, compare, exit_status
 
-__all__ = ["SCHEMA", "InputError", "ModelError", "compare", "exit_status", "write_reports"]
+__all__ = ["SCHEMA", "InputError", "ModelError", "Step", "compare", "exit_status", "write_reports"]
 
 
 def write_reports(report: dict, out):

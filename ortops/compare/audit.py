@@ -34,6 +34,7 @@ import onnx
 from .. import divergences
 from ..ops import DOMAINS, OPS
 from ..verdicts import Audit, Capture, Finding
+from .groups import group_nodes
 from .model import AuditedNode, node_label
 from .outputs import compare_arrays
 
@@ -255,6 +256,7 @@ def explain_output(graph: Graph, output: str, runtime: str, node_results: Sequen
 
     The first audited node upstream of the output (in graph order) that differs decides: explained
     when it is explained and every later difference on the path descends from an explained node.
+    Several explained nodes are named by op (:mod:`ortops.compare.groups`), the first with its evidence.
     """
     by_index = {r.node.index: r for r in node_results if r.runtime == runtime}
     path = sorted(i for i in graph.tensor_ancestors(output) if i in by_index)
@@ -279,8 +281,10 @@ def explain_output(graph: Graph, output: str, runtime: str, node_results: Sequen
             continue
         return ("unexplained", f"{node_label(result.node)} differs too ({result.status}): {result.detail}",
                 result.node.name)
-    names = ", ".join(node_label(o.node) for o in origins)
-    return "explained", f"follows from {names}: {first.detail}", first.node.name
+    if len(origins) == 1:
+        return "explained", f"follows from {label}: {first.detail}", first.node.name
+    grouped = "; ".join(g.text() for g in group_nodes(o.as_dict() for o in origins))
+    return "explained", f"follows from {grouped}; first, {label}: {first.detail}", first.node.name
 
 
 #: Element types a runtime may lack a kernel for -> the topic of the divergence table.

@@ -12,6 +12,7 @@ import json
 import pathlib
 
 from ..reporting import (
+    Bullets,
     Cell,
     Details,
     Document,
@@ -19,12 +20,12 @@ from ..reporting import (
     PairSummary,
     Paragraph,
     Table,
-    TopicCount,
     console,
     markdown,
     summary_blocks,
 )
 from ..reporting import html as html_render
+from . import groups
 
 __all__ = ["STATUSES", "document", "print_summary", "write_reports"]
 
@@ -38,7 +39,10 @@ _HOW_TO_READ = (
     "**baseline** runtime's: integers exactly, floats within `atol + rtol * |baseline|`, NaN equal to NaN. "
     "A difference is **explained** when ortops can show its cause in the data: for example equal values "
     "(**ties**) where the runtimes' specifications let each runtime pick a different one, NaN, whose order "
-    "no specification fixes, or several scatter updates to one element. It is **unexplained** otherwise: "
+    "no specification fixes, or several scatter updates to one element; values within the tolerance but not "
+    "equal, ranked differently, are **near-ties**. An output difference blamed on such a node is explained only "
+    "when the node causes it: the baseline runtime, fed the other runtime's values at that node, must reproduce "
+    "the other runtime's output (the causal check). A difference is **unexplained** otherwise: "
     "that is worth a bug report. The node audit looks inside the model: for each node whose result depends "
     "on such semantics (TopK, ArgMax, ArgMin, scatters with duplicate indices, ortops' own nodes) it "
     "captures the node's actual inputs and outputs in every runtime; an output difference is traced back to "
@@ -54,6 +58,7 @@ def _num(value, digits: int = 3) -> Cell:
 
 
 def _pairs(report: dict) -> list[PairSummary]:
+    """Per runtime pair, its outputs counted by verdict (the node groups are :func:`_node_groups`)."""
     pairs = []
     base = report["baseline"]
     for runtime in report["summary"]["runtimes_ran"]:
@@ -61,15 +66,24 @@ def _pairs(report: dict) -> list[PairSummary]:
             continue
         rows = [o for o in report["outputs"] if o["runtime"] == runtime]
         counts = {s: sum(1 for o in rows if _STATUS[o["verdict"]] == s) for s in STATUSES}
-        topics: dict[str, list] = {}
-        for node in report["nodes"]:
-            if node["runtime"] == runtime and node["status"] == "explained" and node["topic"]:
-                topics.setdefault(node["topic"], []).append(node)
-        pairs.append(PairSummary(
-            f"{runtime} vs {base}", counts, unit="outputs",
-            topics=[TopicCount(t, len(ns), ns[0]["reason"] or ns[0]["detail"],
-                               scope=", ".join(f"{n['node']} ({n['op']})" for n in ns)) for t, ns in topics.items()]))
+        pairs.append(PairSummary(f"{runtime} vs {base}", counts, unit="outputs"))
     return pairs
+
+
+def _node_groups(report: dict) -> list[tuple[str, list[groups.NodeGroup]]]:
+    """Per runtime pair, its explained and unexplained nodes grouped by op and status."""
+    base = report["baseline"]
+    return [(f"{runtime} vs {base}", groups.group_nodes(
+        n for n in report["nodes"] if n["runtime"] == runtime and n["status"] in ("explained", "unexplained")))
+            for runtime in report["summary"]["runtimes_ran"] if runtime != base]
+
+
+def _group_lines(group: groups.NodeGroup) -> tuple[str, str]:
+    """(the group's line, its worked example: the first node's evidence and reason)."""
+    example = group.example
+    reason = f" ({example['reason']})" if example.get("reason") else ""
+    return (f"{group.text()} {group.status}.",
+            f"Worked example, {example['node']}: {example['detail']}{reason}")
 
 
 def _outputs_table(report: dict) -> Table:
@@ -135,6 +149,10 @@ def document(report: dict) -> Document:
                       f"OpenVINO precision: `{settings['openvino_precision']}`."),
             Paragraph(_HOW_TO_READ))
     doc.add(Heading("Summary"), *summary_blocks(_pairs(report), STATUSES, id="summary-table"))
+    for pair, found in _node_groups(report):
+        if found:
+            doc.add(Paragraph(f"**{pair}**, audited nodes that differ (every node: the node audit table below):"),
+                    Bullets([" ".join(_group_lines(g)) for g in found]))
     doc.add(Heading("Runtimes"), _runtimes_table(report))
     doc.add(Heading("Inputs"), _inputs_table(report))
     doc.add(Heading("Outputs"), _outputs_table(report))
@@ -177,22 +195,58 @@ def write_reports(report: dict, out) -> tuple[pathlib.Path, pathlib.Path, pathli
     return json_path, md_path, html_path
 
 
-def print_summary(report: dict, out) -> None:
-    """The terminal summary: runtimes, per-pair counts, and every output that differs."""
+def _output_lines(report: dict, row: dict) -> tuple[str, str]:
+    """One output that differs: ``output out (openvino): explained, 8 of 320 elements differ`` and,
+    indented, its cause (the cut nodes and whether the causal check passed) or its explanation."""
+    c = row["comparison"] or {}
+    differ = f", {c['mismatches']} of {groups.count(c['size'], 'element')} differ" if c.get("mismatches") else ""
+    head = f"output {row['output']} ({row['runtime']}): {row['verdict']}{differ}"
+    check = row.get("causal") or {}
+    if not check.get("cut"):
+        return head, f"  {row['explanation']}"
+    cut = check["cut"]
+    topics = sorted({n["topic"] for n in report["nodes"] if n["runtime"] == row["runtime"]
+                     and n["node"] in cut and n["topic"]})
+    who = cut[0] if len(cut) == 1 else f"{groups.count(len(cut), 'node')} ({groups.span(cut)})"
+    if check["status"] == "passed":
+        return head, f"  by {who}: {', '.join(topics)}; causal check passed"
+    if check.get("trace"):
+        trace = check["trace"]
+        return head, (f"  not caused by {who} ({', '.join(topics)}): fed their values, {check['runtime']} "
+                      f"still differs, first at {trace['node']} ({trace['op']})")
+    return head, f"  {row['explanation']}"
+
+
+def print_summary(report: dict, out, width: int | None = None) -> None:
+    """The terminal summary: runtimes, per-pair counts of outputs, the audited nodes that differ
+    grouped by op (one worked example each), and every output that differs. Every line fits in
+    ``width`` columns (default: :func:`ortops.compare.groups.console_width`); the full lists and
+    texts are in compare.json, compare.md and compare.html."""
+    width = width or groups.console_width()
+
+    def line(text: str) -> None:
+        console.print_line(out, groups.fit(text, width))
+
     for r in report["runtimes"]:
-        line = f"runtime {r['name']}: {r['status']}"
-        line += f" ({r['version']}" + (f", {', '.join(f'{k}={v}' for k, v in r['settings'].items())}" if r["settings"]
+        text = f"runtime {r['name']}: {r['status']} in {r['seconds']:.1f} s"
+        text += f" ({r['version']}" + (f", {', '.join(f'{k}={v}' for k, v in r['settings'].items())}" if r["settings"]
                                        else "") + ")" if r["version"] else ""
         if r["status"] != "ok":
-            line += f": {r['detail']}"
+            text += f": {r['detail']}"
         if r.get("explanation"):
-            line += f" [{r['verdict']}: {r['explanation']}]"
-        console.print_line(out, line)
-    console.print_pairs(out, "compare", _pairs(report), STATUSES)
-    differing = [o for o in report["outputs"] if o["verdict"] != "match"]
-    if differing:
-        rows = [[o["output"], o["runtime"], Cell(o["verdict"], status=_STATUS[o["verdict"]]),
-                 str((o["comparison"] or {}).get("mismatches", "")), o["explanation"]] for o in differing]
-        console.print_table(out, Table(["output", "runtime", "verdict", "mismatches", "explanation"], rows),
-                            title="outputs that differ")
-    console.print_line(out, f"{report['summary']['verdict']} (exit status {report['summary']['exit_status']})")
+            text += f" [{r['verdict']}: {r['explanation']}]"
+        line(text)
+    for pair in _pairs(report):
+        line(console.pair_line("compare", pair, STATUSES))
+    for pair, found in _node_groups(report):
+        for group in found:
+            head, example = _group_lines(group)
+            line(f"{pair}: {head}")
+            line(f"  {example}")
+        if found:
+            line("  every node: the node audit table of compare.md and compare.html")
+    for o in report["outputs"]:
+        if o["verdict"] != "match":
+            for text in _output_lines(report, o):
+                line(text)
+    line(f"{report['summary']['verdict']} (exit status {report['summary']['exit_status']})")

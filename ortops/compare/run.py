@@ -7,32 +7,44 @@ docs/compare.md); :func:`exit_status` turns it into the command's exit status.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import pathlib
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-from . import audit
+from . import audit, causal
 from . import inputs as inputs_mod
 from . import model as model_mod
+from .groups import count
 from .outputs import DEFAULT_ATOL, DEFAULT_RTOL, compare_arrays
-from .runtimes import RUNTIMES, RuntimeResult, run_in_child
+from .runtimes import RUNTIMES, RuntimeResult, run_in_child, save_feed
 
-__all__ = ["SCHEMA", "compare", "exit_status"]
+__all__ = ["SCHEMA", "Step", "compare", "exit_status"]
 
 #: The ``schema`` field of compare.json.
 SCHEMA = "ortops.compare/1"
 
-Progress = Callable[[str], None]
+
+class Step(NamedTuple):
+    """What :func:`compare` tells its ``progress`` callback: a step starts (``finished`` False) or
+    ends. ``name`` is a runtime, ``"compare"`` (outputs and node audit) or ``"causal"`` (the
+    causal checks); a finished runtime has its ``status`` and wall ``seconds``."""
+
+    name: str
+    finished: bool
+    status: str = ""
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        """``done onnxruntime: ok in 1.7 s`` for a finished step (wall seconds)."""
+        return f"done {self.name}: {self.status or 'ok'} in {self.seconds:.1f} s"
 
 
-def _save_feed(feed: Mapping[str, np.ndarray], path: pathlib.Path) -> None:
-    names = list(feed)
-    np.savez(path, __names__=np.array(json.dumps(names)), **{f"i{i}": np.asarray(feed[n]) for i, n in enumerate(names)})
+Progress = Callable[[Step], None]
 
 
 def _describe_inputs(feed, source: str, seed: int | None, ties: bool) -> list[dict]:
@@ -76,6 +88,11 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         Expose every tensor of the main graph, not only the audited nodes', and name the first node
         where the runtimes split (``trace`` in the report). Costs memory; may change what a runtime
         fuses.
+    progress : callable, optional
+        Called with a :class:`Step` as each step starts and ends: each runtime (its status and wall
+        seconds), ``"compare"``, ``"causal"`` (the causal checks, only when an output is explained).
+    timeout : float, optional
+        Seconds a runtime's child (and each causal run) may take before it is killed (``crashed``).
 
     Returns
     -------
@@ -110,17 +127,18 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
     original_outputs = [o.name for o in model.graph.output]
     results: dict[str, RuntimeResult] = {}
     written: list[pathlib.Path] = []
+    runtime_settings = {"openvino": {"precision": openvino_precision}}
+    common = {"external_dir": os.fspath(path.parent.resolve())}
     with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:
         tmp = pathlib.Path(tmp)
         try:
             audited_path = model_mod.save(audited, path, tmp, "audited")
             written.append(audited_path)
             feed_path = tmp / "feed.npz"
-            _save_feed(feed, feed_path)
-            common = {"external_dir": os.fspath(path.parent.resolve())}
+            save_feed(feed, feed_path)
             for runtime in runtimes:
-                tell(runtime)
-                settings = {"precision": openvino_precision} if runtime == "openvino" else {}
+                tell(Step(runtime, False))
+                settings = runtime_settings.get(runtime, {})
                 results[runtime] = run_in_child(runtime, audited_path, feed_path, settings, common, timeout=timeout)
                 if results[runtime].status == "failed" and exposed:
                     # The exposed tensors may be what the runtime refuses: retry on the model as it is.
@@ -130,10 +148,12 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
                     if retry.status == "ok":
                         results[runtime] = retry._replace(
                             detail="ran without the audited tensors exposed: " + results[runtime].detail)
+                tell(Step(runtime, True, results[runtime].status, results[runtime].seconds))
         finally:
             for file in written:
                 file.unlink(missing_ok=True)
-    tell("compare")
+    tell(Step("compare", False))
+    compared = time.perf_counter()
     ran = {name: r.outputs for name, r in results.items() if r.status == "ok"}
     baseline = next(iter(ran), None)
     graph = audit.Graph(model)
@@ -169,17 +189,33 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
                         explanation += (f"; OpenVINO ran at precision {openvino_precision} "
                                         "(--openvino-precision f32 compares at float32)")
             output_rows.append({"output": name, "runtime": runtime, "verdict": verdict, "explanation": explanation,
-                                "node": node, "comparison": comparison.as_dict()})
+                                "node": node, "comparison": comparison.as_dict(), "causal": None})
+    tell(Step("compare", True, "outputs compared, nodes audited", time.perf_counter() - compared))
+    explained = [row for row in output_rows if row["verdict"] == "explained"]
+    checking = dict(settings=runtime_settings, context=common, timeout=timeout, base_dir=base_dir)
+    if explained:
+        tell(Step("causal", False))
+        started = time.perf_counter()
+        checks = causal.check_outputs(model, path, feed, ran, baseline, explained, node_results, atol=atol,
+                                      rtol=rtol, **checking)
+        for row in explained:
+            _apply_causal(row, checks[row["output"], row["runtime"]])
+        tell(Step("causal", True, f"{count(len(explained), 'output')} checked", time.perf_counter() - started))
     runtime_rows = []
     for name, result in results.items():
         row = {"name": name, "status": result.status, "detail": result.detail, "version": result.version,
-               "settings": result.settings, "seconds": round(result.seconds, 3), "verdict": None, "node": None}
+               "settings": result.settings, "seconds": round(result.seconds, 3), "verdict": None, "node": None,
+               "causal": None}
         if result.status in ("failed", "crashed"):
             cause = audit.explain_failure(model, nodes, feed, ran, base_dir, result.detail)
             if cause is not None:
                 finding, node = cause
                 row.update(verdict="explained", topic=finding.topic, node=node.name,
                            explanation=f"{model_mod.node_label(node)}: {finding.detail}")
+                check = causal.check_failure(model, path, feed, ran, name, node, **checking)
+                row["causal"] = check.as_dict()
+                if check.status == "failed":
+                    row.update(verdict="unexplained", explanation=f"{row['explanation']}; but {check.detail}")
             else:
                 row.update(verdict="unexplained", topic=None, explanation="no audited node shows why")
         runtime_rows.append(row)
@@ -204,6 +240,21 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
     }
     report["summary"] = _summary(report)
     return report
+
+
+def _apply_causal(row: dict, check: causal.Causal) -> None:
+    """An explained output row after its causal check: explained only when the check passed."""
+    row["causal"] = check.as_dict()
+    if check.status == "passed":
+        row["explanation"] += f" (causal check passed: {check.detail})"
+        return
+    row["verdict"] = "unexplained"
+    row["explanation"] = (f"{row['node']} differs and is explained, but it does not cause this difference: "
+                          f"{check.detail}" if check.status == "failed"
+                          else f"{row['node']} differs and is explained, but the causal check could not run: "
+                               f"{check.detail}")
+    if check.trace:
+        row["node"] = check.trace["node"]
 
 
 def _summary(report: dict) -> dict:

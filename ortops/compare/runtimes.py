@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["RUNTIMES", "RuntimeResult", "has_ortops_nodes", "reference_ops", "run_here", "run_in_child"]
+__all__ = ["RUNTIMES", "RuntimeResult", "has_ortops_nodes", "reference_ops", "run_here", "run_in_child", "save_feed"]
 
 RUNTIMES = ("onnxruntime", "openvino", "reference")
 
@@ -143,6 +143,12 @@ def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], sett
         values = evaluator.run(None, dict(feed))
         return dict(zip(evaluator.output_names, values)), _version("onnx")
     raise ValueError(f"unknown runtime {runtime!r}; choose from {RUNTIMES}")
+
+
+def save_feed(feed: Mapping[str, np.ndarray], path: pathlib.Path) -> None:
+    """Write ``feed`` (name -> array) where a runtime's child reads it (``.npz``, names kept in order)."""
+    names = list(feed)
+    np.savez(path, __names__=np.array(json.dumps(names)), **{f"i{i}": np.asarray(feed[n]) for i, n in enumerate(names)})
 
 
 def _run_child(runtime: str, model_path: str, feed_path: str, settings: Mapping) -> dict:

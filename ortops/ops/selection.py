@@ -64,7 +64,8 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
     ``other_data`` is the second runtime's own input when it is not bit-identical to ``data`` (but
     within ``atol``/``rtol``): a slice whose indices agree and whose values are within tolerance
     does not differ, and a slice where each runtime's answer is a valid selection of its own input
-    is a near-tie (topic ``ties``): values closer than the tolerance were ranked differently.
+    is a near-tie (topic ``near-ties`` when every differing slice is one): values closer than the
+    tolerance, not equal, were ranked differently.
     """
     data = np.asarray(data)
     rows = _slices(data, axis)
@@ -120,7 +121,7 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
     if not differing:
         return Finding(None, True, "no slice differs")
     if near and not (boundary or inside or nan_slices or reordered):
-        return Finding("ties", True, f"near-ties: in {len(near)} of {total} slices the inputs differ within the "
+        return Finding("near-ties", True, f"near-ties: in {len(near)} of {total} slices the inputs differ within the "
                                      "tolerance and each runtime's answer is exact for its own input: values closer "
                                      "than the tolerance were ranked differently")
     if reordered and not (boundary or inside or nan_slices):

@@ -58,3 +58,59 @@ def scatter_update(path) -> str:
 
 def tie_heavy(shape, seed=0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 4, shape).astype(np.float32)
+
+
+def _top_k_then(path, name: str, tail: list, tail_inits: list, out_type: int) -> str:
+    """``x [n, 16] float -> TopK(k=5) -> indices (int64)`` followed by ``tail`` ending in ``out``."""
+    nodes = [helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=-1, name="topk"), *tail]
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 16])],
+                              [helper.make_tensor_value_info("out", out_type, None)],
+                              [helper.make_tensor("k", TensorProto.INT64, [1], [5]), *tail_inits])
+    return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=IR), path)
+
+
+def tie_masking(path, shift: bool = False) -> str:
+    """``x -> TopK(k=5) -> indices -> Mul(2**32) -> out`` in int64: OpenVINO's CPU plugin computes
+    the Mul in int32, so ``out`` differs wherever an index is not 0, tie or no tie. ``shift``: an
+    exact ``Add(1)`` between the TopK and the Mul."""
+    source = "shifted" if shift else "indices"
+    tail = [helper.make_node("Add", ["indices", "one"], ["shifted"], name="shift")] if shift else []
+    tail.append(helper.make_node("Mul", [source, "big"], ["out"], name="scale"))
+    return _top_k_then(path, "tie_masking", tail, [helper.make_tensor("big", TensorProto.INT64, [], [2**32]),
+                                                   helper.make_tensor("one", TensorProto.INT64, [], [1])],
+                       TensorProto.INT64)
+
+
+def tie_chain_of_two(path) -> str:
+    """``x -> TopK(k=5) -> indices -> Cast(float) -> TopK(k=3) -> out``: the second TopK's input
+    differs wherever the first one's ties went another way (its audit: ``upstream``)."""
+    tail = [helper.make_node("Cast", ["indices"], ["as_float"], to=TensorProto.FLOAT, name="cast"),
+            helper.make_node("TopK", ["as_float", "k3"], ["top_values", "out"], axis=-1, name="topk2")]
+    return _top_k_then(path, "tie_chain_of_two", tail, [helper.make_tensor("k3", TensorProto.INT64, [1], [3])],
+                       TensorProto.INT64)
+
+
+def tie_caused(path) -> str:
+    """``x -> TopK(k=5) -> indices -> Gather(table) -> Cast(float) -> Add(0.5) -> out``: every
+    difference of ``out`` comes from the indices TopK picked."""
+    tail = [helper.make_node("Gather", ["table", "indices"], ["picked"], axis=0, name="gather"),
+            helper.make_node("Cast", ["picked"], ["picked_f"], to=TensorProto.FLOAT, name="cast"),
+            helper.make_node("Add", ["picked_f", "half"], ["out"], name="add")]
+    inits = [helper.make_tensor("table", TensorProto.INT64, [16], [3 * i + 1 for i in range(16)]),
+             helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])]
+    return _top_k_then(path, "tie_caused", tail, inits, TensorProto.FLOAT)
+
+
+def many_top_k(path, count: int = 90) -> str:
+    """``count`` TopK nodes (k=5) on one ``x [n, 16]``, named as torch.onnx names them (``/TopK``,
+    ``/TopK_1``, ...), their indices concatenated into ``indices`` and their values into ``values``."""
+    names = ["/TopK"] + [f"/TopK_{i}" for i in range(1, count)]
+    nodes = [helper.make_node("TopK", ["x", "k"], [f"v{i}", f"i{i}"], axis=-1, name=name)
+             for i, name in enumerate(names)]
+    nodes += [helper.make_node("Concat", [f"i{i}" for i in range(count)], ["indices"], axis=1, name="/Concat"),
+              helper.make_node("Concat", [f"v{i}" for i in range(count)], ["values"], axis=1, name="/Concat_1")]
+    graph = helper.make_graph(nodes, "many_top_k", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 16])],
+                              [helper.make_tensor_value_info("indices", TensorProto.INT64, None),
+                               helper.make_tensor_value_info("values", TensorProto.FLOAT, None)],
+                              [helper.make_tensor("k", TensorProto.INT64, [1], [5])])
+    return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=IR), path)

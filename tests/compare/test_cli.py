@@ -120,3 +120,16 @@ def test_html_ids_are_unique(tmp_path):
     _compare(path, "--dim", "n=4", "--runtimes", "onnxruntime", "reference", "--out", str(tmp_path / "r"))
     ids = re.findall(r' id="([^"]+)"', (tmp_path / "r" / "compare.html").read_text())
     assert len(ids) == len(set(ids)) > 0
+
+
+def test_one_progress_line_per_finished_runtime_also_off_a_terminal(tmp_path, capsys):
+    path = models.tie_chain(tmp_path / "m.onnx")
+    args = ["compare", path, "--dim", "n=4", "--runtimes", "onnxruntime", "reference", "--out", str(tmp_path / "r")]
+    assert cli.main(args) == 0
+    printed = capsys.readouterr().out.splitlines()  # captured: not a terminal
+    done = [line for line in printed if line.startswith("done ")]
+    assert [line.split(":")[0] for line in done] == ["done onnxruntime", "done reference", "done compare"], printed
+    assert all(re.fullmatch(r"done \w+: .+ in \d+\.\d s", line) for line in done), done
+    assert done[0].startswith("done onnxruntime: ok in ")
+    assert cli.main([*args, "--no-progress"]) == 0
+    assert not [line for line in capsys.readouterr().out.splitlines() if line.startswith("done ")]

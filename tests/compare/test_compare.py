@@ -162,3 +162,4 @@ def test_k_outside_the_axis_explains_a_runtime_that_refuses_it(tmp_path):
         pytest.skip("this ORT accepts k above the axis size")
     assert ort["verdict"] == "explained" and ort["topic"] == "k-range" and ort["node"] == "too_many", ort
     assert "k=4 is outside [1, 3]" in ort["explanation"]
+    assert ort["causal"]["status"] == "passed" and ort["causal"]["cut"] == ["too_many"], ort["causal"]

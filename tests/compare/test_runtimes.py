@@ -12,7 +12,7 @@ from onnx.reference import ReferenceEvaluator
 
 from ortops import builder
 from ortops.compare import compare, runtimes
-from ortops.compare.run import _save_feed
+from ortops.compare.runtimes import save_feed
 from . import models
 from conftest import brute_top_k
 
@@ -63,7 +63,7 @@ def test_each_runtime_runs_in_a_child_and_returns_named_outputs(tmp_path):
     onnx.save(_side_by_side(), path)
     feed = tmp_path / "feed.npz"
     x = np.random.default_rng(4).standard_normal((6, 7)).astype(np.float32)
-    _save_feed({"x": x}, feed)
+    save_feed({"x": x}, feed)
     for name in ("onnxruntime", "reference"):
         result = runtimes.run_in_child(name, path, feed, {})
         assert result.status == "ok", result.detail

@@ -76,10 +76,20 @@ def test_near_ties_within_tolerance_are_explained_only_when_each_answer_fits_its
     a = (np.array([[1.0, 0.5000001]], np.float32), np.array([[0, 1]]))
     b = (np.array([[1.0, 0.5000001]], np.float32), np.array([[0, 2]]))
     finding = judge_selection(base, 1, 2, True, [a, b], ("ort", "ov"), other_data=other, atol=1e-5, rtol=1e-5)
-    assert finding.explained and finding.topic == "ties" and "near-ties" in finding.detail
+    assert finding.explained and finding.topic == "near-ties" and "near-ties" in finding.detail
+    assert "equal" not in finding.detail
     wrong = (np.array([[1.0, 0.1]], np.float32), np.array([[0, 3]]))
     assert not judge_selection(base, 1, 2, True, [a, wrong], ("ort", "ov"), other_data=other, atol=1e-5,
                                rtol=1e-5).explained
     same = (np.array([[1.0, 0.5000002]], np.float32), np.array([[0, 1]]))  # same indices, values within tolerance
     assert judge_selection(base, 1, 2, True, [a, same], ("ort", "ov"), other_data=other, atol=1e-5,
                            rtol=1e-5).detail == "no slice differs"
+
+
+def test_near_ties_have_their_own_reason():
+    from ortops.compare.audit import reason_for
+
+    for runtime in ("openvino", "reference", "onnxruntime"):
+        reason = reason_for("near-ties", runtime, "TopK")
+        assert "within the tolerance but not equal" in reason and "equal values" not in reason, reason
+        assert reason != reason_for("ties", runtime, "TopK")

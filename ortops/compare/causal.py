@@ -1,0 +1,327 @@
+"""The causal check: does the node an output difference is blamed on really cause it?
+
+:func:`ortops.compare.audit.explain_output` names the first audited node on an output's path
+that differs and is explained (a tie, NaN, ...). That is a correlation. The causal check shows
+the cause: the graph is cut at that node and at every other audited node that differs on the
+path (:func:`cut_model`: their outputs become graph inputs), the *baseline* runtime runs the
+downstream part on the *other* runtime's values of those tensors, and the output is compared
+with the other runtime's again, with the same tolerance.
+
+* It agrees: the cut nodes explain the difference (``passed``).
+* It does not: something downstream differs on its own; the output is ``unexplained``, and the
+  check names the first node downstream of the cut whose inputs agree and whose output does not
+  (the trace, :func:`ortops.compare.audit.origins` on the cut run).
+* An audited node that differs only because its inputs differ (``upstream``) is cut too; the
+  baseline also recomputes it from the cut run's inputs, and the node audit judges it again
+  there: its inputs must now agree, and its difference must be explained on its own.
+
+A runtime that failed or crashed at an audited node (:func:`ortops.compare.audit.explain_failure`)
+is checked the same way where it can run: the node alone (:func:`node_model`), on the inputs
+another runtime computed for it, must fail in that runtime too.
+
+Every run is one child process of :mod:`ortops.compare.runtimes`.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from . import audit
+from . import model as model_mod
+from .groups import count
+from .outputs import compare_arrays
+from .runtimes import run_in_child, save_feed
+
+__all__ = ["Causal", "RECOMPUTED", "check_failure", "check_outputs", "cut_model", "cut_nodes", "node_model"]
+
+#: Suffix of the name under which the cut model recomputes a cut node's output.
+RECOMPUTED = "::ortops-recomputed"
+
+
+class Causal(NamedTuple):
+    """The causal check of one output (or one failed runtime).
+
+    ``status``: ``passed`` (the cut nodes explain it), ``failed`` (a difference remains),
+    ``not-run`` (the check could not run: ``detail`` says why). ``cut``: the names of the nodes
+    the graph was cut at; ``runtime``: the runtime that ran the cut model; ``comparison``: the
+    recomputed output against the other runtime's (``compare.json`` schema of
+    ``outputs[].comparison``); ``trace``: where the remaining difference first appears
+    (``node``, ``op``, ``detail``), or None.
+    """
+
+    status: str
+    cut: tuple[str, ...]
+    runtime: str
+    detail: str
+    comparison: dict | None = None
+    trace: dict | None = None
+
+    def as_dict(self) -> dict:
+        return {**self._asdict(), "cut": list(self.cut)}
+
+
+def cut_nodes(graph: audit.Graph, output: str, runtime: str,
+              node_results: Sequence[audit.NodeResult]) -> list[audit.NodeResult]:
+    """The audited nodes on ``output``'s path that differ in ``runtime`` (``explained`` or
+    ``upstream``), in graph order: where the graph is cut."""
+    ancestors = graph.tensor_ancestors(output)
+    return sorted((r for r in node_results if r.runtime == runtime and r.node.index in ancestors
+                   and r.status in ("explained", "upstream")), key=lambda r: r.node.index)
+
+
+def _typed(name: str, value: np.ndarray) -> onnx.ValueInfoProto:
+    value = np.asarray(value)
+    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype), list(value.shape))
+
+
+def cut_model(model: onnx.ModelProto, cut: Mapping[str, np.ndarray], outputs: Sequence[str],
+              recompute: Sequence[int] = ()) -> onnx.ModelProto:
+    """A copy of ``model`` whose tensors ``cut`` (name -> the value fed for it) are graph inputs.
+
+    The nodes that produced them write ``name + RECOMPUTED`` instead; those of ``recompute``
+    (node indices) keep running and expose it as an output, the others go. The graph outputs
+    are ``outputs`` (tensor names, typed where known), and only the nodes they need are kept.
+    """
+    cut_model_ = onnx.ModelProto()
+    cut_model_.CopyFrom(model)
+    graph = cut_model_.graph
+    kept_outputs = {o.name: o for o in graph.output}
+    recomputed = []
+    for index in recompute:
+        recomputed += [n + RECOMPUTED for n in model.graph.node[index].output if n in cut]
+    wanted = [*outputs, *recomputed]
+    for node in graph.node:
+        for i, name in enumerate(node.output):
+            if name in cut:
+                node.output[i] = name + RECOMPUTED
+    producer = {name: i for i, node in enumerate(graph.node) for name in node.output if name}
+    needed, stack = set(), [producer[n] for n in wanted if n in producer]
+    while stack:
+        index = stack.pop()
+        if index in needed:
+            continue
+        needed.add(index)
+        node = graph.node[index]
+        names = [*node.input, *(_outer_names(node))]
+        stack += [producer[n] for n in names if n in producer and producer[n] not in needed]
+    nodes = [n for i, n in enumerate(graph.node) if i in needed]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    graph.input.extend(_typed(name, value) for name, value in cut.items())
+    del graph.output[:]
+    for name in outputs:
+        graph.output.append(kept_outputs.get(name) or helper.make_empty_tensor_value_info(name))
+    for name in recomputed:
+        value = np.asarray(cut[name[:-len(RECOMPUTED)]])
+        graph.output.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype), None))
+    return cut_model_
+
+
+def _outer_names(node: onnx.NodeProto) -> list[str]:
+    """Names a node's subgraphs (If, Loop, Scan bodies) may read from the enclosing scope."""
+    names = []
+    for attr in node.attribute:
+        for body in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
+            for inner in body.node:
+                names += list(inner.input) + _outer_names(inner)
+    return names
+
+
+def node_model(model: onnx.ModelProto, index: int, inputs: Mapping[str, np.ndarray]) -> onnx.ModelProto:
+    """Node ``index`` of ``model`` alone: ``inputs`` (its input tensors that are not initializers,
+    name -> value) become graph inputs, its initializers stay, its outputs are the graph outputs."""
+    node = model.graph.node[index]
+    initializers = [t for t in model.graph.initializer if t.name in node.input and t.name not in inputs]
+    graph = helper.make_graph([node], "ortops_compare_node", [_typed(n, v) for n, v in inputs.items()],
+                              [helper.make_empty_tensor_value_info(n) for n in node.output if n], initializers)
+    alone = helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
+    alone.functions.extend(model.functions)
+    return alone
+
+
+class _Runner:
+    """Runs models in a runtime's child process, from one temporary folder."""
+
+    def __init__(self, source: pathlib.Path, settings: Mapping[str, Mapping], context: Mapping,
+                 timeout: float | None):
+        self.source, self.settings, self.context, self.timeout = source, settings, context, timeout
+        self._tmp = tempfile.TemporaryDirectory(prefix="ortops-causal-")
+        self.count = 0
+
+    def run(self, runtime: str, model: onnx.ModelProto, feed: Mapping[str, np.ndarray]):
+        self.count += 1
+        folder = pathlib.Path(self._tmp.name)
+        path = model_mod.save(model, self.source, folder, f"causal{self.count}")
+        feed_path = folder / f"feed{self.count}.npz"
+        try:
+            save_feed(feed, feed_path)
+            return run_in_child(runtime, path, feed_path, self.settings.get(runtime, {}), self.context,
+                                timeout=self.timeout)
+        finally:
+            path.unlink(missing_ok=True)
+            feed_path.unlink(missing_ok=True)
+
+    def close(self):
+        self._tmp.cleanup()
+
+
+def check_outputs(model: onnx.ModelProto, path: pathlib.Path, feed: Mapping[str, np.ndarray],
+                  results: Mapping[str, Mapping], baseline: str, rows: Sequence[dict],
+                  node_results: Sequence[audit.NodeResult], *, atol: float, rtol: float,
+                  settings: Mapping[str, Mapping], context: Mapping, timeout: float | None,
+                  base_dir: str | None = None) -> dict[tuple[str, str], Causal]:
+    """The causal check of every explained output row (``output``, ``runtime``, ``node``), one cut
+    run per runtime and set of cut nodes. Returns (output, runtime) -> :class:`Causal`."""
+    graph = audit.Graph(model)
+    checks: dict[tuple[str, str], Causal] = {}
+    groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
+    for row in rows:
+        cut = cut_nodes(graph, row["output"], row["runtime"], node_results)
+        groups.setdefault((row["runtime"], tuple(r.node.index for r in cut)), []).append(row["output"])
+    runner = _Runner(path, settings, context, timeout)
+    try:
+        for (runtime, indices), names in groups.items():
+            found = _check_group(model, graph, feed, results, baseline, runtime, indices, names, node_results,
+                                 atol=atol, rtol=rtol, runner=runner, base_dir=base_dir)
+            checks.update({(name, runtime): found[name] for name in names})
+    finally:
+        runner.close()
+    return checks
+
+
+def _check_group(model, graph, feed, results, baseline, runtime, indices, names, node_results, *, atol, rtol,
+                 runner, base_dir) -> dict[str, Causal]:
+    by_index = {r.node.index: r for r in node_results if r.runtime == runtime}
+    cut_results = [by_index[i] for i in indices]
+    labels = tuple(r.node.name for r in cut_results)
+    other, base = results[runtime], results[baseline]
+    # The other runtime's values, in the baseline's dtypes where they differ (OpenVINO may return int32 for int64).
+    cut = {n: np.asarray(other[n]).astype(base[n].dtype if n in base else np.asarray(other[n]).dtype, copy=False)
+           for r in cut_results for n in r.node.outputs if n}
+    upstream = [r for r in cut_results if r.status == "upstream"]
+    exposed = [n for r in upstream for n in r.node.inputs if n and n not in feed and n not in cut
+               and n not in {t.name for t in model.graph.initializer}]
+    outputs = list(dict.fromkeys([*names, *exposed]))
+    sub = cut_model(model, cut, outputs, recompute=[r.node.index for r in upstream])
+    result = runner.run(baseline, sub, {**feed, **cut})
+    if result.status != "ok":
+        return {name: Causal("not-run", labels, baseline, f"the cut model did not run in {baseline}: "
+                             f"{result.status}: {result.detail}") for name in names}
+    recomputed = dict(result.outputs)
+    # The baseline's values in the cut run, a recomputed node's own output under its name: its audit again.
+    own = {n[:-len(RECOMPUTED)]: v for n, v in recomputed.items() if n.endswith(RECOMPUTED)}
+    rejudge = {**cut, **recomputed, **own}
+    checked = {}
+    for node in audit.audit_nodes(model, [r.node for r in upstream], feed, {baseline: rejudge, runtime: other},
+                                  baseline, atol=atol, rtol=rtol, base_dir=base_dir):
+        if node.status not in ("agree", "explained"):
+            why = ("its inputs still differ" if node.status == "upstream"
+                   else f"{node.status}: {node.detail}")
+            trace = {"node": node.node.name, "op": node.as_dict()["op"], "detail": node.detail}
+            checked = {name: Causal("failed", labels, baseline, f"fed {runtime}'s values of the cut nodes, "
+                                    f"{model_mod.node_label(node.node)} still differs ({why})", None, trace)
+                       for name in names}
+            break
+    out = {}
+    for name in names:
+        if name in checked:
+            out[name] = checked[name]
+            continue
+        got = recomputed.get(name)
+        if got is None:
+            out[name] = Causal("not-run", labels, baseline, f"the cut model returned no {name!r}")
+            continue
+        comparison = compare_arrays(other[name], got, atol=atol, rtol=rtol)
+        if comparison.status == "match":
+            out[name] = Causal("passed", labels, baseline,
+                               f"{baseline} fed {runtime}'s values of {count(len(labels), 'cut node')} gives "
+                               f"{runtime}'s {name!r} within tolerance",
+                               comparison.as_dict())
+            continue
+        trace = _trace(model, graph, feed, results, baseline, runtime, indices, name, cut, atol=atol, rtol=rtol,
+                       runner=runner, base_dir=base_dir)
+        where = (f"; the remaining difference first appears at {trace['node']} ({trace['op']}): {trace['detail']}"
+                 if trace else "")
+        out[name] = Causal("failed", labels, baseline,
+                           f"{baseline} fed {runtime}'s values of the cut nodes still differs from {runtime}: "
+                           f"{comparison.detail}{where}", comparison.as_dict(), trace)
+    return out
+
+
+def _trace(model, graph, feed, results, baseline, runtime, indices, output, cut, *, atol, rtol, runner,
+           base_dir) -> dict | None:
+    """The first node after the cut whose inputs agree in the cut run and the other runtime and
+    whose output does not: both run again with every tensor between the cut and ``output`` exposed
+    (the other runtime on the whole model, unless its results already hold them)."""
+    between = [i for i in sorted(graph.tensor_ancestors(output))
+               if any(c in graph.node_ancestors(i) for c in indices) and i not in indices]
+    # Their outputs, and the inputs they read from outside the cut's descendants (another branch).
+    tensors = list(dict.fromkeys(n for i in between for n in (*model.graph.node[i].input, *model.graph.node[i].output)
+                                 if n in graph.producer and n not in cut))
+    other = results[runtime]
+    if any(n not in other for n in tensors):
+        exposed, _ = model_mod.audit_model(model, [model_mod.AuditedNode(-1, "", "", "", (), tuple(tensors))])
+        rerun = runner.run(runtime, exposed, feed)
+        if rerun.status != "ok":
+            return None
+        other = {**rerun.outputs, **other}
+    sub = cut_model(model, cut, tensors)
+    rerun = runner.run(baseline, sub, {**feed, **cut})
+    if rerun.status != "ok":
+        return None
+    keep = set(tensors) | set(cut)
+    base_values = {n: v for n, v in {**rerun.outputs, **cut}.items() if n in keep}
+    other_values = {n: v for n, v in other.items() if n in keep}
+    split = audit.origins(_only(model, between), feed, {baseline: base_values, runtime: other_values}, baseline,
+                          atol=atol, rtol=rtol, base_dir=base_dir)
+    if not split:
+        return None
+    first = split[0]
+    return {"node": first.name, "op": first.op, "detail": first.detail}
+
+
+def _only(model: onnx.ModelProto, indices: Sequence[int]) -> onnx.ModelProto:
+    """``model`` with only the nodes ``indices`` (for :func:`ortops.compare.audit.origins`)."""
+    part = onnx.ModelProto()
+    part.CopyFrom(model)
+    nodes = [n for i, n in enumerate(model.graph.node) if i in set(indices)]
+    del part.graph.node[:]
+    part.graph.node.extend(nodes)
+    return part
+
+
+def check_failure(model: onnx.ModelProto, path: pathlib.Path, feed: Mapping[str, np.ndarray],
+                  results: Mapping[str, Mapping], runtime: str, node: model_mod.AuditedNode, *,
+                  settings: Mapping[str, Mapping], context: Mapping, timeout: float | None,
+                  base_dir: str | None = None) -> Causal:
+    """Whether ``node`` alone fails (or crashes) in ``runtime`` too, on the inputs a runtime that
+    ran computed for it (or the feed): ``passed`` when it does, ``failed`` when it runs."""
+    label = (node.name,)
+    values = audit._Values(model, feed, base_dir)
+    initializers = {t.name for t in model.graph.initializer}
+    for outputs in (*results.values(), {}):
+        inputs = {n: values.get(outputs, n) for n in node.inputs if n and n not in initializers}
+        if all(v is not None for v in inputs.values()):
+            break
+    else:
+        return Causal("not-run", label, runtime, "no runtime computed this node's inputs")
+    runner = _Runner(path, settings, context, timeout)
+    try:
+        alone = runner.run(runtime, node_model(model, node.index, inputs), inputs)
+    finally:
+        runner.close()
+    if alone.status in ("failed", "crashed"):
+        return Causal("passed", label, runtime, f"the node alone, on the same inputs, {alone.status} in "
+                                                f"{runtime} too: {alone.detail[:300]}")
+    if alone.status == "ok":
+        return Causal("failed", label, runtime, f"the node alone, on the same inputs, runs in {runtime}: "
+                                                "the failure comes from elsewhere in the model",
+                      trace=None)
+    return Causal("not-run", label, runtime, f"{alone.status}: {alone.detail[:300]}")

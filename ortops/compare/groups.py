@@ -1,0 +1,76 @@
+"""Audited nodes grouped by op, so that a report on a model with 90 TopK nodes reads as one line:
+``90 TopK nodes (/TopK ... /TopK_89): 90 ties``. The full lists stay in ``compare.json`` and in
+the node table of ``compare.md``/``compare.html``; the terminal gets lines that fit its width.
+"""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
+
+__all__ = ["NodeGroup", "console_width", "count", "fit", "group_nodes", "span"]
+
+#: Off a terminal (a pipe, a CI log): the width lines are fitted to.
+FALLBACK_WIDTH = 100
+
+
+def console_width() -> int:
+    """The terminal's columns (``COLUMNS`` first), :data:`FALLBACK_WIDTH` off a terminal."""
+    return shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` on one line of at most ``width`` characters (its indent kept), cut at a word with `` ...``."""
+    indent = text[:len(text) - len(text.lstrip(" "))]
+    text = " ".join(text.split())
+    if len(indent) + len(text) <= width:
+        return indent + text
+    return indent + textwrap.shorten(text, max(width - len(indent), 12), placeholder=" ...")
+
+
+def count(number: int, unit: str) -> str:
+    """``1 node``, ``3 nodes``: a count with its unit."""
+    return f"{number} {unit}{'' if number == 1 else 's'}"
+
+
+def span(names: Sequence[str], most: int = 3) -> str:
+    """``a, b, c`` for up to ``most`` names, else ``first ... last``."""
+    return ", ".join(names) if len(names) <= most else f"{names[0]} ... {names[-1]}"
+
+
+class NodeGroup(NamedTuple):
+    """The nodes of one op (``domain::type``) with one status: their names, in graph order, the
+    count of each topic, and the first node's row (the worked example)."""
+
+    op: str
+    status: str
+    names: tuple[str, ...]
+    topics: dict[str, int]
+    example: Mapping
+
+    def label(self) -> str:
+        """``90 TopK nodes (/TopK ... /TopK_89)``."""
+        return f"{count(len(self.names), self.op + ' node')} ({span(self.names)})"
+
+    def text(self) -> str:
+        """``90 TopK nodes (/TopK ... /TopK_89): 90 ties``; the topic counts count nodes."""
+        topics = ", ".join(f"{n} {topic}" for topic, n in self.topics.items())
+        return f"{self.label()}: {topics or self.status}"
+
+
+def group_nodes(rows: Iterable[Mapping]) -> list[NodeGroup]:
+    """Node rows (``compare.json``'s ``nodes[]``: ``node``, ``op``, ``status``, ``topic``) grouped
+    by (op, status), in the order of each group's first node."""
+    groups: dict[tuple[str, str], list[Mapping]] = {}
+    for row in rows:
+        groups.setdefault((row["op"], row["status"]), []).append(row)
+    out = []
+    for (op, status), members in groups.items():
+        topics: dict[str, int] = {}
+        for row in members:
+            if row.get("topic"):
+                topics[row["topic"]] = topics.get(row["topic"], 0) + 1
+        out.append(NodeGroup(op, status, tuple(r["node"] for r in members), topics, members[0]))
+    return out
