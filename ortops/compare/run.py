@@ -19,7 +19,7 @@ import numpy as np
 from . import audit
 from . import inputs as inputs_mod
 from . import model as model_mod
-from .outputs import DEFAULT_ATOL, DEFAULT_RTOL, compare_arrays
+from .outputs import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance, Tolerances, compare_arrays
 from .runtimes import RUNTIMES, RuntimeResult, run_in_child
 
 __all__ = ["SCHEMA", "compare", "exit_status"]
@@ -56,7 +56,8 @@ def _plain(value):
 def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike | None = None, seed: int = 0,
             dims: Mapping[str, int] | None = None, ties: bool = False, runtimes: Sequence[str] = RUNTIMES,
             atol: float = DEFAULT_ATOL, rtol: float = DEFAULT_RTOL, openvino_precision: str = "f32",
-            trace: bool = False, progress: Progress | None = None, timeout: float | None = None) -> dict:
+            trace: bool = False, progress: Progress | None = None, timeout: float | None = None,
+            tolerances: Tolerances | None = None) -> dict:
     """Run ``model_path`` in each runtime on the same inputs and explain every difference.
 
     Parameters
@@ -70,6 +71,9 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         Among ``onnxruntime``, ``openvino``, ``reference``; the first that runs is the baseline.
     atol, rtol : float
         Float tolerance, ``|other - base| <= atol + rtol * |base|``.
+    tolerances : ortops.compare.outputs.Tolerances, optional
+        Replaces ``atol``/``rtol``: the default tolerance and error statistic, and each output's own
+        (:func:`ortops.compare.outputs.parse_tolerances`). The node audit uses the default.
     openvino_precision : str, default "f32"
         OpenVINO's ``INFERENCE_PRECISION_HINT`` (``"default"``: the plugin's choice).
     trace : bool, default False
@@ -90,6 +94,8 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         Inputs that do not fit the model, or a missing ``--dim``.
     """
     tell = progress or (lambda message: None)
+    tolerances = tolerances or Tolerances(Tolerance(atol, rtol))
+    atol, rtol = tolerances.default.atol, tolerances.default.rtol
     start = time.perf_counter()
     path = pathlib.Path(model_path)
     model = model_mod.load(path)
@@ -158,7 +164,7 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
                                     "explanation": f"{runtime if got is None else baseline} returned no output {name!r}",
                                     "node": None, "comparison": None})
                 continue
-            comparison = compare_arrays(got, want, atol=atol, rtol=rtol)
+            comparison = compare_arrays(got, want, **tolerances.of(name)._asdict())
             if comparison.status == "match":
                 verdict, explanation, node = "match", "", None
             else:
@@ -191,7 +197,8 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
                   "opsets": {o.domain or "ai.onnx": o.version for o in model.opset_import},
                   "external_data": model_mod.external_files(model)},
         "settings": {"atol": atol, "rtol": rtol, "runtimes": list(runtimes), "openvino_precision": openvino_precision,
-                     "seed": seed if source == "generated" else None, "dims": dims, "ties": ties, "trace": trace},
+                     "seed": seed if source == "generated" else None, "dims": dims, "ties": ties, "trace": trace,
+                     "tolerances": tolerances.as_dict()},
         "inputs": _describe_inputs(feed, source, seed, ties),
         "baseline": baseline,
         "runtimes": runtime_rows,
