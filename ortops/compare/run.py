@@ -107,23 +107,40 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         feed = inputs_mod.load_npz(inputs) if isinstance(inputs, (str, os.PathLike)) else dict(inputs)
         source = "npz" if isinstance(inputs, (str, os.PathLike)) else "given"
     inputs_mod.check_feed(model, feed, dims)
-    nodes = audit.audited_nodes(model)
-    exposed_nodes = nodes
-    if trace:
-        exposed_nodes = [model_mod.AuditedNode(i, n.name or f"#{i}", n.domain, n.op_type, tuple(n.input),
-                                               tuple(n.output)) for i, n in enumerate(model.graph.node)]
-    audited, exposed = model_mod.audit_model(model, exposed_nodes)
     original_outputs = [o.name for o in model.graph.output]
+    node_count = len(model.graph.node)
     results: dict[str, RuntimeResult] = {}
     written: list[pathlib.Path] = []
     with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:
         tmp = pathlib.Path(tmp)
         try:
-            audited_path = model_mod.save(audited, path, tmp, "audited")
-            written.append(audited_path)
             feed_path = tmp / "feed.npz"
             _save_feed(feed, feed_path)
             common = {"external_dir": os.fspath(path.parent.resolve())}
+
+            def probe(m, names):  # the conditions of If nodes, from the first runtime that runs
+                exposed_model, _ = model_mod.audit_model(m, [model_mod.AuditedNode(-1, "", "", "", tuple(names), ())])
+                probe_path = model_mod.save(exposed_model, path, tmp, "probe")
+                written.append(probe_path)
+                detail = ""
+                for runtime in runtimes:
+                    settings = {"precision": openvino_precision} if runtime == "openvino" else {}
+                    result = run_in_child(runtime, probe_path, feed_path, settings, common, timeout=timeout)
+                    if result.status == "ok":
+                        return result.outputs, ""
+                    detail = detail or f"{runtime} {result.status}: {result.detail}"
+                return {}, detail
+
+            lifted = model_mod.lift_branches(model, audit.is_audited, probe, known=feed)
+            model = lifted.model
+            nodes = audit.audited_nodes(model)
+            exposed_nodes = nodes
+            if trace:
+                exposed_nodes = [model_mod.AuditedNode(i, n.name or f"#{i}", n.domain, n.op_type, tuple(n.input),
+                                                       tuple(n.output)) for i, n in enumerate(model.graph.node)]
+            audited, exposed = model_mod.audit_model(model, exposed_nodes)
+            audited_path = model_mod.save(audited, path, tmp, "audited")
+            written.append(audited_path)
             for runtime in runtimes:
                 tell(runtime)
                 settings = {"precision": openvino_precision} if runtime == "openvino" else {}
@@ -193,7 +210,7 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         "schema": SCHEMA,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "model": {"path": os.fspath(path), "inputs": [i.name for i in inputs_mod.graph_inputs(model)],
-                  "outputs": original_outputs, "nodes": len(model.graph.node),
+                  "outputs": original_outputs, "nodes": node_count,
                   "opsets": {o.domain or "ai.onnx": o.version for o in model.opset_import},
                   "external_data": model_mod.external_files(model)},
         "settings": {"atol": atol, "rtol": rtol, "runtimes": list(runtimes), "openvino_precision": openvino_precision,
@@ -207,6 +224,8 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         "trace": [o.as_dict() for o in found],
         "audited": [{"node": n.name, "op": f"{n.domain}::{n.op_type}" if n.domain else n.op_type, "index": n.index}
                     for n in nodes],
+        "lifted": [{"node": name, "branch": branch} for name, branch in lifted.inlined],
+        "unobserved": [u._asdict() for u in lifted.unobserved],
         "seconds": round(time.perf_counter() - start, 3),
     }
     report["summary"] = _summary(report)
