@@ -122,7 +122,16 @@ def error_stats(abs_err: np.ndarray, rel_err: np.ndarray, quantile: float = DEFA
         return ErrorStats(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, quantile)
     with np.errstate(invalid="ignore", over="ignore"):
         return ErrorStats(*(float(f(e)) for e in (abs_err, rel_err)
-                            for f in (np.max, np.mean, np.median, lambda x: np.quantile(x, quantile))), quantile)
+                            for f in (np.max, np.mean, np.median, lambda x: _quantile(x, quantile))), quantile)
+
+
+def _quantile(values: np.ndarray, q: float) -> float:
+    """NumPy's linear quantile, but inf (not NaN) where it interpolates towards an infinite error."""
+    value = float(np.quantile(values, q))
+    if np.isnan(value):
+        low, high = (float(np.quantile(values, q, method=m)) for m in ("lower", "higher"))
+        value = low if low == high or q * (values.size - 1) % 1 == 0 else high
+    return value
 
 
 class Comparison(NamedTuple):

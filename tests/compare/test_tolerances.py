@@ -122,3 +122,10 @@ def test_per_output_tolerances_end_to_end(tmp_path):
     assert set(rows["far"]["stats"]) >= {"max_abs", "mean_abs", "median_abs", "quantile_abs", "mean_rel"}
     assert report["settings"]["tolerances"]["per_output"]["near"] == {"atol": 1e-3}
     assert status == report["summary"]["exit_status"]
+
+
+def test_a_quantile_among_infinite_relative_errors_is_inf_not_nan():
+    # Baseline 0 where the other is not: relative error inf at 3 of 4 positions.
+    c = compare_arrays(np.array([1.0, 1.0, 1.0, 2.0], np.float32), np.array([0.0, 0.0, 0.0, 2.0], np.float32),
+                       check_error_stat="quantile", error_quantile=0.5)
+    assert c.stats.quantile_rel == np.inf and c.stats.median_rel == np.inf
