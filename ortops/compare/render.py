@@ -145,6 +145,16 @@ def document(report: dict) -> Document:
         doc.add(Paragraph("No node of this model is audited (no TopK, ArgMax, ArgMin, scatter or ortops node), "
                           "or fewer than two runtimes ran." if not report["audited"] else
                           "Fewer than two runtimes ran: nothing to audit."))
+    if report.get("lifted") or report.get("unobserved"):  # audited nodes inside subgraphs
+        doc.add(Heading("Subgraphs"))
+        if report.get("lifted"):
+            doc.add(Paragraph("Inlined for the audit (the branch each If took for these inputs): " + ", ".join(
+                f"`{x['node']}` {x['branch']}" for x in report["lifted"]) + "."))
+        if report.get("unobserved"):
+            doc.add(Table(["node", "op", "where", "why it is not audited"],
+                          [[Cell(u["node"], code=True), Cell(u["op"], code=True), u["where"], u["reason"]]
+                           for u in report["unobserved"]], id="unobserved-table",
+                          caption="audited op types inside subgraphs whose values the runtimes do not return"))
     if report["settings"].get("trace"):
         doc.add(Heading("Trace: where the runtimes split"))
         if report["trace"]:
@@ -189,6 +199,9 @@ def print_summary(report: dict, out) -> None:
             line += f" [{r['verdict']}: {r['explanation']}]"
         console.print_line(out, line)
     console.print_pairs(out, "compare", _pairs(report), STATUSES)
+    if report.get("lifted") or report.get("unobserved"):
+        console.print_line(out, f"compare subgraphs inlined_ifs={len(report.get('lifted', []))} "
+                                f"unobserved_nodes={len(report.get('unobserved', []))} (listed in compare.md)")
     differing = [o for o in report["outputs"] if o["verdict"] != "match"]
     if differing:
         rows = [[o["output"], o["runtime"], Cell(o["verdict"], status=_STATUS[o["verdict"]]),
