@@ -156,7 +156,10 @@ def validate(selected: Sequence[int], boxes: np.ndarray, scores: np.ndarray, s: 
                 ties.append(f"{_box(u, scores)} suppressed by equal-scored box {j} "
                             f"(IoU {overlaps[row][selected.index(j)]:.7g})")
                 continue
-            reach = (chosen_scores >= scores[u] - order_tol) & (overlaps[row] >= s.iou_threshold - iou_tol)
+            # Near the threshold only with a tolerance, and only for boxes that overlap at all (no
+            # implementation suppresses on an empty intersection).
+            reach = ((chosen_scores >= scores[u] - order_tol) & (overlaps[row] > 0)
+                     & (overlaps[row] >= s.iou_threshold - iou_tol)) if iou_tol > 0 else np.zeros(len(selected), bool)
             if np.any(reach):
                 j = int(np.argmax(np.where(reach, overlaps[row], -1)))
                 near.append(f"{_box(u, scores)} left out: IoU {overlaps[row][j]:.7g} with "
