@@ -129,3 +129,11 @@ def test_a_quantile_among_infinite_relative_errors_is_inf_not_nan():
     c = compare_arrays(np.array([1.0, 1.0, 1.0, 2.0], np.float32), np.array([0.0, 0.0, 0.0, 2.0], np.float32),
                        check_error_stat="quantile", error_quantile=0.5)
     assert c.stats.quantile_rel == np.inf and c.stats.median_rel == np.inf
+
+
+@pytest.mark.parametrize("option", [["--check-error-stat", "avg"], ["--error-quantile", "out=2"], ["--rtol", "x"]])
+def test_a_bad_setting_is_a_usage_error(tmp_path, option, capsys):
+    path = _two_outputs(tmp_path / "two.onnx")
+    assert cli.main(["compare", "--no-progress", path, *option, "--out", str(tmp_path / "r")]) == 2
+    assert option[0] in capsys.readouterr().out
+    assert not (tmp_path / "r").exists()
