@@ -255,7 +255,7 @@ def lift_branches(model: onnx.ModelProto, is_audited: Callable[[onnx.NodeProto],
         if wanted:
             values, message = probe(model, wanted)
             known.update({k: v for k, v in values.items() if k in wanted})
-        lifted_any = False
+        level: list[tuple[str, str]] = []
         for index, node in reversed(ifs):  # from the end, so earlier indices stay valid
             cond = node.input[0]
             value = (np.asarray(known[cond]) if cond in known else
@@ -282,9 +282,9 @@ def lift_branches(model: onnx.ModelProto, is_audited: Callable[[onnx.NodeProto],
                 skipped.add(_key(node, index))
                 continue
             model = _inline(model, index, taken)
-            inlined.append((label, taken))
-            lifted_any = True
-        if not lifted_any:
+            level.insert(0, (label, taken))
+        inlined += level
+        if not level:
             break
     for index, node in enumerate(model.graph.node):
         if _key(node, index) in skipped:
