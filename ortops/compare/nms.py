@@ -27,6 +27,7 @@ A box of zero area overlaps nothing (IoU 0), as in ONNX Runtime and onnx's refer
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -118,7 +119,7 @@ def validate(selected: Sequence[int], boxes: np.ndarray, scores: np.ndarray, s: 
             if not scores[i] > s.score_threshold:
                 (near if s.score_threshold - scores[i] <= score_tol else problems).append(
                     f"{_box(i, scores)} selected, not above score_threshold={s.score_threshold:.7g}")
-    for a, b in zip(selected, selected[1:]):
+    for a, b in itertools.pairwise(selected):
         if scores[b] > scores[a]:
             (near if scores[b] - scores[a] <= order_tol else problems).append(
                 f"{_box(b, scores)} listed after {_box(a, scores)}")

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "DEFAULT_QUANTILE", "ERROR_STATS", "Comparison", "ErrorStats", "Tolerance",
+__all__ = ["DEFAULT_ATOL", "DEFAULT_QUANTILE", "DEFAULT_RTOL", "ERROR_STATS", "Comparison", "ErrorStats", "Tolerance",
            "ToleranceError", "Tolerances", "compare_arrays", "error_stats", "parse_tolerances"]
 
 #: Polygraphy's defaults.
@@ -192,7 +192,6 @@ def compare_arrays(got, want, *, atol: float = DEFAULT_ATOL, rtol: float = DEFAU
 
 
 def _compare(got, want, tolerance: Tolerance) -> Comparison:
-    atol, rtol = tolerance.atol, tolerance.rtol
     got, want = np.asarray(got), np.asarray(want)
     dtypes = (str(want.dtype), str(got.dtype))
     shapes = (tuple(want.shape), tuple(got.shape))

@@ -72,8 +72,8 @@ def _node(center=0):
 def _capture(base, other, iou=0.5, score=0.0, max_out=10, boxes=BOXES, scores=SCORES, atol=1e-5, rtol=1e-5):
     inputs = [boxes[None], scores[None, None], np.array([max_out], np.int64), np.array([iou], np.float32),
               np.array([score], np.float32)]
-    rows = lambda picks: np.array([[0, 0, p] for p in picks], np.int64).reshape(-1, 3)  # noqa: E731
-    return Capture(_node(), inputs, [rows(base)], [rows(other)], "onnxruntime", "openvino", None, atol, rtol)
+    base_rows, other_rows = (np.array([[0, 0, p] for p in picks], np.int64).reshape(-1, 3) for picks in (base, other))
+    return Capture(_node(), inputs, [base_rows], [other_rows], "onnxruntime", "openvino", None, atol, rtol)
 
 
 def test_classify_ties_near_ties_and_real_differences():

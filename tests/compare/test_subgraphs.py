@@ -12,7 +12,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from ortops import cli
-from ortops.compare import audit, model as model_mod
+from ortops.compare import audit
+from ortops.compare import model as model_mod
 
 FLOAT, INT64 = TensorProto.FLOAT, TensorProto.INT64
 
@@ -119,14 +120,14 @@ def test_the_inlined_model_computes_what_the_model_does(tmp_path):
     path = _if_model(tmp_path / "nested.onnx", nested=True)
     model = onnx.load(path)
     for x in (np.full((4, 16), 0.5, np.float32), np.random.default_rng(2).standard_normal((4, 16)).astype(np.float32)):
-        def probe(m, names):
+        def probe(m, names, x=x):
             exposed, _ = model_mod.audit_model(m, [model_mod.AuditedNode(-1, "", "", "", tuple(names), ())])
             session = ort.InferenceSession(exposed.SerializeToString())
             wanted = [o.name for o in session.get_outputs() if o.name in names]
-            return dict(zip(wanted, session.run(wanted, {"x": x}))), ""
+            return dict(zip(wanted, session.run(wanted, {"x": x}), strict=True)), ""
 
         lifted = model_mod.lift_branches(model, audit.is_audited, probe, known={"x": x})
-        assert not any(n.op_type == "If" for n in lifted.model.graph.node) or lifted.inlined == []
+        assert lifted.inlined and not any(n.op_type == "If" for n in lifted.model.graph.node)
         onnx.checker.check_model(lifted.model)
         want = ort.InferenceSession(path).run(None, {"x": x})[0]
         got = ort.InferenceSession(lifted.model.SerializeToString()).run(None, {"x": x})[0]
