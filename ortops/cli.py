@@ -198,8 +198,13 @@ def _compare(args: argparse.Namespace) -> int:
     problem = _output_problem("--out", args.out, directory=True)
     if problem:
         return fail(problem)
-    if args.atol < 0 or args.rtol < 0:
-        return fail(f"--atol {args.atol} and --rtol {args.rtol} must be >= 0")
+    from .compare.outputs import ToleranceError, parse_tolerances
+
+    try:
+        tolerances = parse_tolerances(atol=args.atol, rtol=args.rtol, check_error_stat=args.check_error_stat,
+                                      error_quantile=args.error_quantile)
+    except ToleranceError as exc:
+        return fail(str(exc))
     if args.timeout is not None and args.timeout <= 0:
         return fail(f"--timeout {args.timeout} must be > 0 seconds")
     if args.inputs is not None and (args.seed is not None or args.ties):
@@ -227,7 +232,7 @@ def _compare(args: argparse.Namespace) -> int:
 
         try:
             report = compare_mod.compare(args.model, inputs=args.inputs, seed=args.seed or 0, dims=dims,
-                                         ties=args.ties, runtimes=runtimes, atol=args.atol, rtol=args.rtol,
+                                         ties=args.ties, runtimes=runtimes, tolerances=tolerances,
                                          openvino_precision=args.openvino_precision, trace=args.trace,
                                          timeout=args.timeout, progress=tell)
         except (compare_mod.InputError, compare_mod.ModelError) as exc:
@@ -328,7 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="with --case: load the case saved by --save-cases in DIR instead of collecting it, "
                            "and compare the new verdict with the saved one (exit 1 when it changed)")
     conf.set_defaults(func=_conformance)
-    from .compare.outputs import DEFAULT_ATOL, DEFAULT_RTOL
+    from .compare.outputs import DEFAULT_ATOL, DEFAULT_QUANTILE, DEFAULT_RTOL
     from .compare.runtimes import RUNTIMES
     from .interop.openvino import PRECISIONS
 
@@ -348,8 +353,16 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--ties", action="store_true", help="generated inputs with few distinct values (ties)")
     comp.add_argument("--runtimes", nargs="+", choices=RUNTIMES, default=list(RUNTIMES),
                       help="runtimes to run, the first one that runs is the baseline (default: all)")
-    comp.add_argument("--atol", type=float, default=DEFAULT_ATOL, help=f"absolute tolerance (default: {DEFAULT_ATOL:g})")
-    comp.add_argument("--rtol", type=float, default=DEFAULT_RTOL, help=f"relative tolerance (default: {DEFAULT_RTOL:g})")
+    comp.add_argument("--atol", action="append", default=[], metavar="[OUTPUT=]A",
+                      help=f"absolute tolerance, of every output or of OUTPUT only (repeatable; default: {DEFAULT_ATOL:g})")
+    comp.add_argument("--rtol", action="append", default=[], metavar="[OUTPUT=]R",
+                      help=f"relative tolerance, of every output or of OUTPUT only (repeatable; default: {DEFAULT_RTOL:g})")
+    comp.add_argument("--check-error-stat", action="append", default=[], metavar="[OUTPUT=]STAT",
+                      help="what a float output is judged by, as Polygraphy's: elemwise (every element within "
+                           "atol + rtol*|baseline|; default), or max, mean, median, quantile of the errors "
+                           "(passes when the absolute one <= atol or the relative one <= rtol); repeatable")
+    comp.add_argument("--error-quantile", action="append", default=[], metavar="[OUTPUT=]Q",
+                      help=f"the quantile in [0, 1] --check-error-stat quantile uses (repeatable; default: {DEFAULT_QUANTILE})")
     comp.add_argument("--openvino-precision", choices=PRECISIONS, default="f32",
                       help="OpenVINO's INFERENCE_PRECISION_HINT (default: f32; 'default': the CPU plugin's choice, "
                            "bf16 on CPUs that have it)")

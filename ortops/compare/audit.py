@@ -1,7 +1,8 @@
 """The node audit: where two runtimes split inside the model, and why.
 
 Audited nodes: every node of the main graph whose ``(domain, op_type)`` has an :class:`Audit`
-(standard ``TopK``, ``ArgMax``, ``ArgMin``, ``ScatterElements``, ``ScatterND``) and every ortops
+(standard ``TopK``, ``ArgMax``, ``ArgMin``, ``ScatterElements``, ``ScatterND``,
+``NonMaxSuppression``: :mod:`ortops.compare.nms`) and every ortops
 node. Their tensors are exposed as graph outputs (:func:`ortops.compare.model.audit_model`), so
 each runtime's actual inputs and outputs at the node are known. For each other runtime against
 the baseline, a node is:
@@ -34,6 +35,7 @@ import onnx
 from .. import divergences
 from ..ops import DOMAINS, OPS
 from ..verdicts import Audit, Capture, Finding
+from . import nms
 from .groups import group_nodes
 from .model import AuditedNode, node_label
 from .outputs import compare_arrays
@@ -46,6 +48,7 @@ __all__ = [
     "audited_nodes",
     "explain_failure",
     "explain_output",
+    "is_audited",
     "reason_for",
     "registry",
 ]
@@ -75,6 +78,7 @@ def registry() -> dict[tuple[str, str], Audit]:
         if op.judge:
             audits.update(op.judge().AUDITS)
         audits.setdefault((op.domain, op.op_type), Audit(_no_audit))
+    audits[("", "NonMaxSuppression")] = nms.AUDIT  # no op folder: the audit lives in compare/nms.py
     return audits
 
 
@@ -82,15 +86,19 @@ def _key(node) -> tuple[str, str]:
     return ("" if node.domain in _DEFAULT_DOMAINS else node.domain, node.op_type)
 
 
+def is_audited(node: onnx.NodeProto) -> bool:
+    """Whether ``node`` (of any graph) is of an audited op type and its audit applies to it."""
+    audit = registry().get(_key(node))
+    if audit is None and node.domain in DOMAINS:
+        audit = Audit(_no_audit)
+    return audit is not None and (audit.applies is None or audit.applies(node))
+
+
 def audited_nodes(model: onnx.ModelProto) -> list[AuditedNode]:
     """The main graph's nodes that are audited, in graph (topological) order."""
-    audits = registry()
     chosen = []
     for index, node in enumerate(model.graph.node):
-        audit = audits.get(_key(node))
-        if audit is None and node.domain in DOMAINS:
-            audit = Audit(_no_audit)
-        if audit is None or (audit.applies is not None and not audit.applies(node)):
+        if not is_audited(node):
             continue
         chosen.append(AuditedNode(index, node.name or f"#{index}", node.domain, node.op_type, tuple(node.input),
                                   tuple(node.output)))

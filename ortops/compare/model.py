@@ -4,6 +4,13 @@
 :func:`audit_model` adds the inputs and outputs of every audited node as graph outputs, the
 way Polygraphy marks outputs, and :func:`save` writes it next to links to the original's
 external data files, so every runtime reads the weights from where they are.
+
+Nodes inside subgraphs cannot be exposed as graph outputs. :func:`lift_branches` makes the audited
+nodes of ``If`` branches observable: it learns each such ``If``'s condition for the run's inputs
+(from the caller's ``probe``, a run of the baseline runtime) and inlines the branch taken into the
+main graph, so its nodes are main-graph nodes computing the same values for these inputs. What
+stays out of reach (the branch not taken, ``Loop`` and ``Scan`` bodies, a condition that could not
+be computed) is listed as :class:`Unobserved`, with the reason.
 """
 
 from __future__ import annotations
@@ -11,15 +18,17 @@ from __future__ import annotations
 import os
 import pathlib
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
+import numpy as np
 import onnx
 from onnx import helper
 
 from ..graph import external_tensors
 
-__all__ = ["AuditedNode", "ModelError", "audit_model", "external_files", "load", "node_label", "save"]
+__all__ = ["AuditedNode", "Lifted", "ModelError", "Unobserved", "audit_model", "external_files", "lift_branches", "load",
+           "node_label", "save"]
 
 
 class ModelError(ValueError):
@@ -143,3 +152,146 @@ def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path, 
     path = folder / "model.onnx"
     path.write_bytes(data)
     return path
+
+
+class Unobserved(NamedTuple):
+    """An audited node inside a subgraph whose values the report cannot show: ``where`` (the path
+    of enclosing nodes and graph attributes, e.g. ``If_4414.else_branch``) and ``reason``."""
+
+    node: str
+    op: str
+    where: str
+    reason: str
+
+
+class Lifted(NamedTuple):
+    """The model with taken ``If`` branches inlined: ``inlined`` lists ``(If name, branch)``."""
+
+    model: onnx.ModelProto
+    inlined: list[tuple[str, str]]
+    unobserved: list[Unobserved]
+
+
+#: (model, condition tensor names) -> (name -> value, a message when the run failed).
+Probe = Callable[[onnx.ModelProto, Sequence[str]], tuple[Mapping[str, np.ndarray], str]]
+_BRANCHES = ("then_branch", "else_branch")
+_MAX_DEPTH = 8
+
+
+def _op(node) -> str:
+    return f"{node.domain}::{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
+
+
+def _inside(node, is_audited: Callable, where: str) -> list[tuple[onnx.NodeProto, str]]:
+    """The audited nodes inside ``node``'s graph attributes, at any depth, with their paths."""
+    found = []
+    for attr in node.attribute:
+        graphs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
+        for graph in graphs:
+            path = f"{where}{node.name or node.op_type}.{attr.name}"
+            for inner in graph.node:
+                if is_audited(inner):
+                    found.append((inner, path))
+                found += _inside(inner, is_audited, path + "/")
+    return found
+
+
+def _names(graph, skip: int | None = None) -> set[str]:
+    """Every tensor name defined in ``graph`` and its subgraphs, but for node ``skip``'s."""
+    names = {v.name for v in (*graph.input, *graph.initializer)}
+    for index, node in enumerate(graph.node):
+        if index == skip:
+            continue
+        names.update(node.output)
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs):
+                names |= _names(sub)
+    return names
+
+
+def _inline(model: onnx.ModelProto, index: int, branch: str) -> onnx.ModelProto:
+    """A copy of ``model`` whose node ``index`` (an If) is replaced by the nodes of ``branch``,
+    then Identity nodes from the branch's outputs to the If's."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    node = out.graph.node[index]
+    body = next(a.g for a in node.attribute if a.name == branch)
+    nodes = list(out.graph.node)
+    tail = [helper.make_node("Identity", [b.name], [o], name=f"{node.name or 'If'}.{branch}.{o}")
+            for b, o in zip(body.output, node.output) if o]
+    del out.graph.node[:]
+    out.graph.node.extend([*nodes[:index], *body.node, *tail, *nodes[index + 1:]])
+    out.graph.initializer.extend(body.initializer)
+    out.graph.value_info.extend(body.value_info)
+    return out
+
+
+def _key(node, index: int) -> str:
+    return node.name or f"{node.op_type}->{node.output[0] if node.output else index}"
+
+
+def lift_branches(model: onnx.ModelProto, is_audited: Callable[[onnx.NodeProto], bool], probe: Probe,
+                  known: Mapping[str, np.ndarray] | None = None) -> Lifted:
+    """Inline the taken branch of every main-graph ``If`` that holds audited nodes.
+
+    ``is_audited(node)`` says which nodes matter; ``probe(model, names)`` runs ``model`` with the
+    tensors ``names`` exposed and returns their values (and a message when it failed); ``known``
+    holds values already known (the feed). Conditions that are initializers are read from the
+    model. Nested ``If`` nodes are lifted in turn (up to 8 levels). Every audited node left inside a
+    subgraph is returned as :class:`Unobserved`, with the reason.
+    """
+    known = dict(known or {})
+    inlined: list[tuple[str, str]] = []
+    unobserved: list[Unobserved] = []
+    skipped: set[str] = set()  # If nodes left as they are, their audited nodes already listed
+    for _ in range(_MAX_DEPTH):
+        constants = {t.name: t for t in model.graph.initializer}
+        ifs = [(i, n) for i, n in enumerate(model.graph.node) if n.op_type == "If" and n.domain in ("", "ai.onnx")
+               and _key(n, i) not in skipped and _inside(n, is_audited, "")]
+        if not ifs:
+            break
+        wanted = [n.input[0] for _, n in ifs if n.input[0] not in known and n.input[0] not in constants]
+        message = ""
+        if wanted:
+            values, message = probe(model, wanted)
+            known.update({k: v for k, v in values.items() if k in wanted})
+        level: list[tuple[str, str]] = []
+        for index, node in reversed(ifs):  # from the end, so earlier indices stay valid
+            cond = node.input[0]
+            value = (np.asarray(known[cond]) if cond in known else
+                     onnx.numpy_helper.to_array(constants[cond]) if cond in constants else None)
+            label = node.name or f"If #{index}"
+            if value is None or value.size != 1:
+                reason = (f"the condition {cond!r} of {label} could not be computed for these inputs"
+                          + (f" ({message})" if message else ""))
+                unobserved += [Unobserved(n.name, _op(n), w, reason) for n, w in _inside(node, is_audited, "")]
+                skipped.add(_key(node, index))
+                continue
+            taken = _BRANCHES[0] if bool(value.reshape(-1)[0]) else _BRANCHES[1]
+            other = _BRANCHES[1] if taken == _BRANCHES[0] else _BRANCHES[0]
+            body = next(a.g for a in node.attribute if a.name == taken)
+            inner = {n for b in body.node for n in b.output} | {t.name for t in body.initializer}
+            clash = inner & _names(model.graph, skip=index)
+            not_taken = [(n, w) for n, w in _inside(node, is_audited, "") if w.startswith(f"{node.name or 'If'}.{other}")]
+            unobserved += [Unobserved(n.name, _op(n), w, f"in the branch of {label} not taken for these inputs "
+                                                          f"(condition {bool(value.reshape(-1)[0])})") for n, w in not_taken]
+            if clash:
+                reason = f"the {taken} of {label} reuses names of the main graph ({sorted(clash)[:3]}): not inlined"
+                unobserved += [Unobserved(n.name, _op(n), w, reason) for n, w in _inside(node, is_audited, "")
+                               if (n, w) not in not_taken]
+                skipped.add(_key(node, index))
+                continue
+            model = _inline(model, index, taken)
+            level.insert(0, (label, taken))
+        inlined += level
+        if not level:
+            break
+    for index, node in enumerate(model.graph.node):
+        if _key(node, index) in skipped:
+            continue
+        for inner, where in _inside(node, is_audited, ""):
+            reason = (f"inside a {node.op_type} body: runtimes return a loop's final values and scan outputs, "
+                      "not the tensors of each iteration" if node.op_type in ("Loop", "Scan") else
+                      f"inside a subgraph of {node.op_type}, which ortops does not lift")
+            unobserved.append(Unobserved(inner.name, _op(inner), where, reason))
+    return Lifted(model, inlined, unobserved)

@@ -163,6 +163,16 @@ def document(report: dict) -> Document:
         doc.add(Paragraph("No node of this model is audited (no TopK, ArgMax, ArgMin, scatter or ortops node), "
                           "or fewer than two runtimes ran." if not report["audited"] else
                           "Fewer than two runtimes ran: nothing to audit."))
+    if report.get("lifted") or report.get("unobserved"):  # audited nodes inside subgraphs
+        doc.add(Heading("Subgraphs"))
+        if report.get("lifted"):
+            doc.add(Paragraph("Inlined for the audit (the branch each If took for these inputs): " + ", ".join(
+                f"`{x['node']}` {x['branch']}" for x in report["lifted"]) + "."))
+        if report.get("unobserved"):
+            doc.add(Table(["node", "op", "where", "why it is not audited"],
+                          [[Cell(u["node"], code=True), Cell(u["op"], code=True), u["where"], u["reason"]]
+                           for u in report["unobserved"]], id="unobserved-table",
+                          caption="audited op types inside subgraphs whose values the runtimes do not return"))
     if report["settings"].get("trace"):
         doc.add(Heading("Trace: where the runtimes split"))
         if report["trace"]:
@@ -238,6 +248,9 @@ def print_summary(report: dict, out, width: int | None = None) -> None:
         line(text)
     for pair in _pairs(report):
         line(console.pair_line("compare", pair, STATUSES))
+    if report.get("lifted") or report.get("unobserved"):
+        line(f"compare subgraphs: {groups.count(len(report.get('lifted', [])), 'If node')} inlined, "
+             f"{groups.count(len(report.get('unobserved', [])), 'audited node')} not observed (listed in compare.md)")
     for pair, found in _node_groups(report):
         for group in found:
             head, example = _group_lines(group)

@@ -20,7 +20,7 @@ from . import audit, causal
 from . import inputs as inputs_mod
 from . import model as model_mod
 from .groups import count
-from .outputs import DEFAULT_ATOL, DEFAULT_RTOL, compare_arrays
+from .outputs import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance, Tolerances, compare_arrays
 from .runtimes import RUNTIMES, RuntimeResult, run_in_child, save_feed
 
 __all__ = ["SCHEMA", "Step", "compare", "exit_status"]
@@ -68,7 +68,8 @@ def _plain(value):
 def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike | None = None, seed: int = 0,
             dims: Mapping[str, int] | None = None, ties: bool = False, runtimes: Sequence[str] = RUNTIMES,
             atol: float = DEFAULT_ATOL, rtol: float = DEFAULT_RTOL, openvino_precision: str = "f32",
-            trace: bool = False, progress: Progress | None = None, timeout: float | None = None) -> dict:
+            trace: bool = False, progress: Progress | None = None, timeout: float | None = None,
+            tolerances: Tolerances | None = None) -> dict:
     """Run ``model_path`` in each runtime on the same inputs and explain every difference.
 
     Parameters
@@ -82,6 +83,9 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         Among ``onnxruntime``, ``openvino``, ``reference``; the first that runs is the baseline.
     atol, rtol : float
         Float tolerance, ``|other - base| <= atol + rtol * |base|``.
+    tolerances : ortops.compare.outputs.Tolerances, optional
+        Replaces ``atol``/``rtol``: the default tolerance and error statistic, and each output's own
+        (:func:`ortops.compare.outputs.parse_tolerances`). The node audit uses the default.
     openvino_precision : str, default "f32"
         OpenVINO's ``INFERENCE_PRECISION_HINT`` (``"default"``: the plugin's choice).
     trace : bool, default False
@@ -107,6 +111,8 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         Inputs that do not fit the model, or a missing ``--dim``.
     """
     tell = progress or (lambda message: None)
+    tolerances = tolerances or Tolerances(Tolerance(atol, rtol))
+    atol, rtol = tolerances.default.atol, tolerances.default.rtol
     start = time.perf_counter()
     path = pathlib.Path(model_path)
     model = model_mod.load(path)
@@ -118,13 +124,8 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         feed = inputs_mod.load_npz(inputs) if isinstance(inputs, (str, os.PathLike)) else dict(inputs)
         source = "npz" if isinstance(inputs, (str, os.PathLike)) else "given"
     inputs_mod.check_feed(model, feed, dims)
-    nodes = audit.audited_nodes(model)
-    exposed_nodes = nodes
-    if trace:
-        exposed_nodes = [model_mod.AuditedNode(i, n.name or f"#{i}", n.domain, n.op_type, tuple(n.input),
-                                               tuple(n.output)) for i, n in enumerate(model.graph.node)]
-    audited, exposed = model_mod.audit_model(model, exposed_nodes)
     original_outputs = [o.name for o in model.graph.output]
+    node_count = len(model.graph.node)
     results: dict[str, RuntimeResult] = {}
     written: list[pathlib.Path] = []
     runtime_settings = {"openvino": {"precision": openvino_precision}}
@@ -132,10 +133,32 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
     with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:
         tmp = pathlib.Path(tmp)
         try:
-            audited_path = model_mod.save(audited, path, tmp, "audited")
-            written.append(audited_path)
             feed_path = tmp / "feed.npz"
             save_feed(feed, feed_path)
+
+            def probe(m, names):  # the conditions of If nodes, from the first runtime that runs
+                exposed_model, _ = model_mod.audit_model(m, [model_mod.AuditedNode(-1, "", "", "", tuple(names), ())])
+                probe_path = model_mod.save(exposed_model, path, tmp, "probe")
+                written.append(probe_path)
+                detail = ""
+                for runtime in runtimes:
+                    settings = runtime_settings.get(runtime, {})
+                    result = run_in_child(runtime, probe_path, feed_path, settings, common, timeout=timeout)
+                    if result.status == "ok":
+                        return result.outputs, ""
+                    detail = detail or f"{runtime} {result.status}: {result.detail}"
+                return {}, detail
+
+            lifted = model_mod.lift_branches(model, audit.is_audited, probe, known=feed)
+            model = lifted.model
+            nodes = audit.audited_nodes(model)
+            exposed_nodes = nodes
+            if trace:
+                exposed_nodes = [model_mod.AuditedNode(i, n.name or f"#{i}", n.domain, n.op_type, tuple(n.input),
+                                                       tuple(n.output)) for i, n in enumerate(model.graph.node)]
+            audited, exposed = model_mod.audit_model(model, exposed_nodes)
+            audited_path = model_mod.save(audited, path, tmp, "audited")
+            written.append(audited_path)
             for runtime in runtimes:
                 tell(Step(runtime, False))
                 settings = runtime_settings.get(runtime, {})
@@ -178,7 +201,7 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
                                     "explanation": f"{runtime if got is None else baseline} returned no output {name!r}",
                                     "node": None, "comparison": None})
                 continue
-            comparison = compare_arrays(got, want, atol=atol, rtol=rtol)
+            comparison = compare_arrays(got, want, **tolerances.of(name)._asdict())
             if comparison.status == "match":
                 verdict, explanation, node = "match", "", None
             else:
@@ -223,11 +246,12 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         "schema": SCHEMA,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "model": {"path": os.fspath(path), "inputs": [i.name for i in inputs_mod.graph_inputs(model)],
-                  "outputs": original_outputs, "nodes": len(model.graph.node),
+                  "outputs": original_outputs, "nodes": node_count,
                   "opsets": {o.domain or "ai.onnx": o.version for o in model.opset_import},
                   "external_data": model_mod.external_files(model)},
         "settings": {"atol": atol, "rtol": rtol, "runtimes": list(runtimes), "openvino_precision": openvino_precision,
-                     "seed": seed if source == "generated" else None, "dims": dims, "ties": ties, "trace": trace},
+                     "seed": seed if source == "generated" else None, "dims": dims, "ties": ties, "trace": trace,
+                     "tolerances": tolerances.as_dict()},
         "inputs": _describe_inputs(feed, source, seed, ties),
         "baseline": baseline,
         "runtimes": runtime_rows,
@@ -236,6 +260,8 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         "trace": [o.as_dict() for o in found],
         "audited": [{"node": n.name, "op": f"{n.domain}::{n.op_type}" if n.domain else n.op_type, "index": n.index}
                     for n in nodes],
+        "lifted": [{"node": name, "branch": branch} for name, branch in lifted.inlined],
+        "unobserved": [u._asdict() for u in lifted.unobserved],
         "seconds": round(time.perf_counter() - start, 3),
     }
     report["summary"] = _summary(report)

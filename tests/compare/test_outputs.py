@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -55,3 +56,30 @@ def test_the_needed_tolerance_is_the_smallest_that_passes(want, noise):
         assert compare_arrays(got, want, atol=c.needed_atol * 0.99, rtol=0).status == "mismatch"
     independent = np.abs(got - want)
     assert c.mismatches == int(np.count_nonzero(independent > 0))
+
+
+@settings(max_examples=40, deadline=None)
+@given(hnp.arrays(np.float64, st.integers(1, 40), elements=st.floats(0.5, 100)),
+       hnp.arrays(np.float64, st.integers(1, 40), elements=st.floats(-2, 2)),
+       st.sampled_from(["elemwise", "max", "mean", "median", "quantile"]), st.sampled_from([0.0, 1e-3, 0.1, 1.0]),
+       st.sampled_from([0.0, 1e-3, 0.05]), st.sampled_from([0.5, 0.9, 0.99]))
+def test_the_statistic_verdicts_are_polygraphys(want, noise, stat, atol, rtol, quantile):
+    """Polygraphy's own comparator (``SimpleCompareFunc``) as the oracle: the same verdict for the
+    statistics; for ``elemwise`` ortops' rule is looser (``atol + rtol*|b|`` against Polygraphy's
+    ``atol`` or ``rtol*|b|``), so where Polygraphy passes, ortops passes."""
+    pytest.importorskip("polygraphy")
+    from polygraphy.comparator import SimpleCompareFunc
+    from polygraphy.comparator.struct import IterationResult
+    from polygraphy.logger import G_LOGGER
+
+    n = min(want.size, noise.size)
+    want, got = want[:n], want[:n] + noise[:n]
+    check = SimpleCompareFunc(atol=atol, rtol=rtol, check_error_stat=stat, error_quantile=quantile)
+    with G_LOGGER.verbosity(G_LOGGER.CRITICAL):
+        theirs = bool(check(IterationResult({"out": got}, runner_name="other"),
+                            IterationResult({"out": want}, runner_name="base"))["out"])
+    ours = compare_arrays(got, want, atol=atol, rtol=rtol, check_error_stat=stat, error_quantile=quantile).status
+    if stat == "elemwise":
+        assert ours == "match" or not theirs
+    else:
+        assert (ours == "match") == theirs
