@@ -182,24 +182,30 @@ def _narrowing(inputs: Sequence, runtimes: Sequence[str]) -> Finding | None:
 
 
 class _Values:
-    """A runtime's value of a tensor: captured output, graph input, or initializer."""
+    """A runtime's value of a tensor: a constant of the model (an initializer or a ``Constant``
+    node's value: the same in every runtime by construction, whatever a runtime reports when it
+    is exposed; OpenVINO reports an int64 constant of 2**63 - 1 as 2**31 - 1), a graph input,
+    or the runtime's captured output."""
 
     def __init__(self, model: onnx.ModelProto, feed: Mapping[str, np.ndarray], base_dir: str | None):
-        self.initializers = {t.name: t for t in model.graph.initializer}
+        self.constants: dict[str, onnx.TensorProto] = {t.name: t for t in model.graph.initializer}
+        self.constants.update({n.output[0]: n.attribute[0].t for n in model.graph.node
+                               if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and n.attribute
+                               and n.attribute[0].name == "value"})
         self.feed, self.base_dir = feed, base_dir
-        self._constants: dict[str, np.ndarray] = {}
+        self._arrays: dict[str, np.ndarray] = {}
 
     def get(self, outputs: Mapping[str, np.ndarray], name: str) -> np.ndarray | None:
         if not name:
             return None
-        if name in outputs:
-            return np.asarray(outputs[name])
+        if name in self.constants:
+            if name not in self._arrays:
+                self._arrays[name] = onnx.numpy_helper.to_array(self.constants[name], self.base_dir or "")
+            return self._arrays[name]
         if name in self.feed:
             return np.asarray(self.feed[name])
-        if name in self.initializers:
-            if name not in self._constants:
-                self._constants[name] = onnx.numpy_helper.to_array(self.initializers[name], self.base_dir or "")
-            return self._constants[name]
+        if name in outputs:
+            return np.asarray(outputs[name])
         return None
 
 

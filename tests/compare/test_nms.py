@@ -191,3 +191,26 @@ def test_iou_is_symmetric_bounded_and_the_same_in_both_box_formats(values):
     c = nms.corners(np.concatenate([a, b]))  # [y_min, x_min, y_max, x_max]
     centers = np.stack([(c[:, 1] + c[:, 3]) / 2, (c[:, 0] + c[:, 2]) / 2, c[:, 3] - c[:, 1], c[:, 2] - c[:, 0]], -1)
     assert nms.iou(centers[:1], centers[1:], center_point_box=1)[0, 0] == pytest.approx(ab, abs=1e-9)
+
+
+def test_a_constant_input_is_the_model_s_value_in_every_runtime(tmp_path):
+    """SSDlite's NMS reads max_output_boxes_per_class = 2**63 - 1 from a Constant node; exposed as
+    an output, OpenVINO reports it as 2**31 - 1. The node's inputs are the same in both runtimes
+    by construction, so the node is judged on its outputs (here equal), not called ``upstream``."""
+    pytest.importorskip("openvino")
+    nodes = [helper.make_node("Constant", [], ["mo"], name="max_out",
+                              value=helper.make_tensor("v", TensorProto.INT64, [1], [2 ** 63 - 1])),
+             helper.make_node("NonMaxSuppression", ["boxes", "scores", "mo", "iou", "st"], ["selected"], name="nms")]
+    graph = helper.make_graph(
+        nodes, "nms", [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 4, 4]),
+                       helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, 4])],
+        [helper.make_tensor_value_info("selected", TensorProto.INT64, ["k", 3])],
+        [helper.make_tensor("iou", TensorProto.FLOAT, [1], [0.5]), helper.make_tensor("st", TensorProto.FLOAT, [1], [0.0])])
+    path = tmp_path / "nms.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8), str(path))
+    boxes = np.array([[[0, 0, 1, 1], [0, 0, 1, 1.1], [2, 2, 3, 3], [5, 5, 6, 6]]], np.float32)
+    np.savez(tmp_path / "in.npz", boxes=boxes, scores=np.array([[[0.9, 0.8, 0.7, 0.6]]], np.float32))
+    assert cli.main(["compare", "--no-progress", str(path), "--inputs", str(tmp_path / "in.npz"),
+                     "--runtimes", "onnxruntime", "openvino", "--out", str(tmp_path / "r")]) == 0
+    report = json.loads((tmp_path / "r" / "compare.json").read_text())
+    assert [(n["node"], n["status"]) for n in report["nodes"]] == [("nms", "agree")]
