@@ -86,6 +86,14 @@ def _group_lines(group: groups.NodeGroup) -> tuple[str, str]:
             f"Worked example, {example['node']}: {example['detail']}{reason}")
 
 
+def _stats(stats: dict | None) -> str:
+    """``mean / median / quantile (q)`` of the absolute errors of a float output, else ``""``."""
+    if not stats:
+        return ""
+    mean, median, quantile = (_num(stats[k]).text for k in ("mean_abs", "median_abs", "quantile_abs"))
+    return f"{mean} / {median} / {quantile} (q={stats['quantile']:g})"
+
+
 def _outputs_table(report: dict) -> Table:
     rows = []
     for o in report["outputs"]:
@@ -99,11 +107,11 @@ def _outputs_table(report: dict) -> Table:
             " / ".join(c.get("dtype", [])), " / ".join(str(tuple(s)) for s in c.get("shape", [])),
             Cell(str(c.get("mismatches", "")), sort=c.get("mismatches", 0)),
             Cell(f"{c['share']:.2%}" if "share" in c else "", sort=c.get("share", 0)),
-            _num(c.get("max_abs")), _num(c.get("max_rel")), worst,
+            _num(c.get("max_abs")), _num(c.get("max_rel")), _stats(c.get("stats")), worst,
             _num(c.get("needed_atol")), _num(c.get("needed_rtol")),
             o["explanation"], Cell(o["node"] or "", code=bool(o["node"]))])
     return Table(["output", "runtime", "verdict", "dtype", "shape", "mismatches", "share", "max abs", "max rel",
-                  "worst (baseline vs runtime)", "atol needed", "rtol needed", "explanation", "node"],
+                  "abs error mean / median / quantile", "worst (baseline vs runtime)", "atol needed", "rtol needed", "explanation", "node"],
                  rows, id="outputs-table", interactive=True, filter_columns=("runtime", "verdict"),
                  caption=f"baseline: {report['baseline']}; tolerance atol={report['settings']['atol']:g}, "
                          f"rtol={report['settings']['rtol']:g}")

@@ -137,3 +137,15 @@ def test_a_bad_setting_is_a_usage_error(tmp_path, option, capsys):
     assert cli.main(["compare", "--no-progress", path, *option, "--out", str(tmp_path / "r")]) == 2
     assert option[0] in capsys.readouterr().out
     assert not (tmp_path / "r").exists()
+
+
+def test_compare_md_shows_the_error_statistics_of_each_float_output(tmp_path):
+    from ortops.compare import render
+
+    assert render._stats({"mean_abs": 0.5, "median_abs": 0.25, "quantile_abs": 2.0, "quantile": 0.9}) == \
+        "0.5 / 0.25 / 2 (q=0.9)"
+    assert render._stats(None) == ""  # integers and bools: no statistics
+    path = _two_outputs(tmp_path / "two.onnx")
+    cli.main(["compare", "--no-progress", path, "--runtimes", "onnxruntime", "reference", "--out", str(tmp_path / "r")])
+    md = (tmp_path / "r" / "compare.md").read_text()
+    assert "abs error mean / median / quantile" in md and "(q=0.99)" in md
