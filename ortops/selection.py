@@ -1,0 +1,176 @@
+"""Tie-independent selection: the k best elements of every slice, composed of standard ONNX ops
+whose answer does not depend on how a runtime orders equal values.
+
+ONNX TopK-11 says the lower index comes first among equal values, and ORT's TopK does so, but
+OpenVINO's ONNX frontend reads it as its own TopK with ``stable=false``: on larger slices the
+order of ties (and which of the tied elements is selected at the k-th place) differs. The
+compositions here use a runtime's TopK only where its answer is order-free:
+
+* the k-th best value itself (the reduction of TopK's values, which are the same multiset in any
+  order);
+* a TopK over keys that are all distinct.
+
+The selected set is then every element better than the k-th value, plus the lowest-indexed
+elements equal to it (a running count, ``CumSum``); the selected elements are put in ascending
+index order by a ``ScatterElements`` to their running slot, and ordered by value through the
+distinct keys ``(group of equal values, tier, slot)``. NaN ranks above +inf, all NaNs equal
+(ortops' TopK and ArgMax, and ``standard=True``'s rule): it stands in as +inf for the
+comparisons, and a tier puts NaN before (largest) or after (smallest) the real +inf.
+
+Used by the standalone lowerings (``fallback="none"``) of ``ortops/ops/*/lowering.py`` and by
+``ortops.lower(..., standard=True)`` (:mod:`ortops.standard`). ``b`` is an
+:class:`ortops.lowering.Builder`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto, numpy_helper
+
+__all__ = ["PORTABLE", "best", "positions", "prefiltered", "reduce_axis", "dim"]
+
+#: Key types widened (exactly) before the selection, to the types every runtime compares,
+#: reduces and sorts (ORT's Greater/Equal/ReduceMin/TopK lack some small integer types).
+PORTABLE = {TensorProto.INT8: TensorProto.INT32, TensorProto.UINT8: TensorProto.INT32,
+            TensorProto.INT16: TensorProto.INT32, TensorProto.UINT16: TensorProto.INT32,
+            TensorProto.UINT32: TensorProto.INT64, TensorProto.FLOAT16: TensorProto.FLOAT,
+            TensorProto.BFLOAT16: TensorProto.FLOAT}
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def positions(b, x: str, axis: int) -> str:
+    """0, 1, 2, ... along ``axis``, int64, in the shape of ``x``."""
+    ones = b.add("ConstantOfShape", [b.add("Shape", [x])], value=numpy_helper.from_array(np.ones(1, np.int64)))
+    return b.add("CumSum", [ones, b.const(np.int64(axis))], exclusive=1)
+
+
+def reduce_axis(b, op_type: str, x: str, axis: int, keepdims: int = 1) -> str:
+    """``op_type`` (ReduceSum, ReduceMin, ...) over ``axis``, in the form of ``b.opset``
+    (axes an input from opset 13 for ReduceSum, 18 for the others)."""
+    if b.opset >= (13 if op_type == "ReduceSum" else 18):
+        return b.add(op_type, [x, b.const(np.array([axis], np.int64))], keepdims=keepdims)
+    return b.add(op_type, [x], axes=[axis], keepdims=keepdims)
+
+
+def dim(b, x: str, axis: int) -> str:
+    """The length of ``x`` along ``axis``, int64 ``[1]``."""
+    return b.add("Gather", [b.add("Shape", [x]), b.const(np.array([axis], np.int64))])
+
+
+def _count(b, mask: str, axis: int, exclusive: int = 1) -> str:
+    """The running count of ``mask`` along ``axis`` (int64; exclusive: before each element)."""
+    return b.add("CumSum", [b.cast(mask, TensorProto.INT64), b.const(np.int64(axis))], exclusive=exclusive)
+
+
+def _slice(b, x: str, start: int, end: int, axis: int) -> str:
+    return b.add("Slice", [x, *(b.const(np.array([v], np.int64)) for v in (start, end, axis))])
+
+
+def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: bool = False,
+         k_static: int | None = None, dtype=np.float32) -> tuple[str, str]:
+    """(values, int64 indices) of the k best elements of every slice of ``key`` along ``axis``:
+    by value (descending for ``largest``, ascending otherwise), the lower index first among
+    equal values (-0.0 == +0.0), or in ascending index order with ``by_index``; whatever order
+    the runtime's TopK gives equal values.
+
+    ``key`` is a tensor of a type in none of :data:`PORTABLE`'s keys; ``k`` an int64 ``[1]``
+    in [1, dim] (``k_static`` its value when constant); ``nan``: ``key`` may hold NaN, which
+    ranks above +inf, all NaNs equal (without it, NaN must not occur); ``dtype`` the NumPy
+    float type of ``key`` when ``nan``.
+    """
+    if nan:
+        is_nan = b.add("IsNaN", [key])
+        # NaN stands in as +inf (Where keeps -0.0 only from its last input: the data goes there).
+        finite = b.add("Where", [is_nan, b.const(np.array(np.inf, dtype)), key])
+    else:
+        is_nan, finite = None, key
+    chosen = _chosen(b, finite, is_nan, k, axis, largest, k_static)
+    if k_static == 1:  # one element: its index is the sum of the chosen positions
+        zero = b.const(np.int64(0))
+        index = reduce_axis(b, "ReduceSum", b.add("Where", [chosen, positions(b, key, axis), zero]), axis)
+        return b.add("GatherElements", [key, index], axis=axis), index
+    index = _compact(b, chosen, k, key, axis)  # ascending index order
+    if by_index:
+        return b.add("GatherElements", [key, index], axis=axis), index
+    stand_in = b.add("GatherElements", [finite, index], axis=axis)
+    sorted_values, slot = b.add("TopK", [stand_in, k], 2, axis=axis, largest=largest, sorted=1)
+    # Groups of equal values in sorted order (their members' order is the runtime's), numbered
+    # by a running count of the places where the value changes.
+    previous = b.add("Concat", [_slice(b, sorted_values, 0, 1, axis), _slice(b, sorted_values, 0, -1, axis)],
+                     axis=axis)
+    changes = b.add("Not", [b.add("Equal", [sorted_values, previous])])
+    group = _count(b, changes, axis, exclusive=0)
+    if nan:  # NaN and +inf share a group: NaN first for largest, after the real +inf otherwise
+        nan_here = b.add("GatherElements", [b.cast(is_nan, TensorProto.INT64), index], axis=axis)
+        nan_slot = b.add("GatherElements", [nan_here, slot], axis=axis)
+        tier = b.add("Sub", [b.const(np.int64(1)), nan_slot]) if largest else nan_slot
+        group = b.add("Add", [b.add("Mul", [group, b.const(np.int64(2))]), tier])
+    # Distinct keys (group, slot): the slot is the position in ascending index order.
+    keys = b.add("Add", [b.add("Mul", [group, k]), slot])
+    _, order = b.add("TopK", [keys, k], 2, axis=axis, largest=0, sorted=1)
+    index = b.add("GatherElements", [index, b.add("GatherElements", [slot, order], axis=axis)], axis=axis)
+    return b.add("GatherElements", [key, index], axis=axis), index
+
+
+def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int, k_static: int | None) -> str:
+    """Boolean, in the shape of ``finite``: the element is one of the k best of its slice."""
+    values, _ = b.add("TopK", [finite, k], 2, axis=axis, largest=largest, sorted=0)
+    if k_static == 1:
+        kth = values
+    else:  # the k-th best value: the worst of the k (order-free)
+        kth = reduce_axis(b, "ReduceMin" if largest else "ReduceMax", values, axis)
+    better = b.add("Greater" if largest else "Less", [finite, kth])
+    equal = b.add("Equal", [finite, kth])
+    need = b.add("Sub", [k, reduce_axis(b, "ReduceSum", b.cast(better, TensorProto.INT64), axis)])
+    if is_nan is None:
+        rank = _count(b, equal, axis)
+    else:  # among the equal (only +inf can be NaN's equal): NaN first for largest, last for smallest
+        nan_equal = b.add("And", [equal, is_nan])
+        real_equal = b.add("And", [equal, b.add("Not", [is_nan])])
+        first, second = (nan_equal, real_equal) if largest else (real_equal, nan_equal)
+        before = reduce_axis(b, "ReduceSum", b.cast(first, TensorProto.INT64), axis)
+        rank = b.add("Where", [first, _count(b, first, axis), b.add("Add", [before, _count(b, second, axis)])])
+    return b.add("Or", [better, b.add("And", [equal, b.add("Less", [rank, need])])])
+
+
+def _compact(b, chosen: str, k: str, like: str, axis: int) -> str:
+    """The positions of the k chosen elements of every slice, ascending, int64: each chosen
+    element's running count is its slot; the others go to a slot k, cut off."""
+    slot = _count(b, chosen, axis)
+    target = b.add("Where", [chosen, slot, k])
+    shape = b.add("Shape", [like])
+    wider = b.add("ScatterElements", [shape, b.const(np.array([axis], np.int64)),
+                                      b.add("Add", [k, b.const(np.array([1], np.int64))])], axis=0)
+    slots = b.add("ConstantOfShape", [wider], value=numpy_helper.from_array(np.zeros(1, np.int64)))
+    filled = b.add("ScatterElements", [slots, target, positions(b, like, axis)], axis=axis)
+    return b.add("Slice", [filled, b.const(np.array([0], np.int64)), k, b.const(np.array([axis], np.int64))])
+
+
+def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest: int,
+                by_index: bool) -> tuple[str, str]:
+    """:func:`best` along the last axis (static length ``n``, constant ``k``, no NaN) on the
+    candidates of a block-maxima prefilter: ``key`` cut into blocks of ``block`` (the last one
+    padded with ``pad``, a value no real element ranks after), each block reduced to its best,
+    the k best blocks chosen by :func:`best` (the lower block first among equal maxima), their
+    elements gathered in ascending index order and :func:`best` run on them. Exact: every block
+    holding a selected element is chosen (see :mod:`ortops.ops.top_k.prefilter`), and the
+    candidates keep ascending index order, padding last."""
+    axis, blocks = rank - 1, -(-n // block)
+    x = key
+    if blocks * block != n:
+        pads = np.zeros(2 * rank, np.int64)
+        pads[2 * rank - 1] = blocks * block - n
+        x = b.add("Pad", [x, b.const(pads), b.const(pad)], mode="constant")
+    x = b.add("Reshape", [x, b.const(np.array([0] * axis + [blocks, block], np.int64))])
+    maxima = reduce_axis(b, "ReduceMax" if largest else "ReduceMin", x, rank, keepdims=0)
+    kk = b.const(np.array([k], np.int64))
+    _, chosen = best(b, maxima, kk, axis, largest, nan=False, by_index=True, k_static=k)
+    candidates = b.add("GatherND", [x, b.add("Unsqueeze", [chosen, b.const(np.array([-1], np.int64))])
+                                    if b.opset >= 13 else b.add("Unsqueeze", [chosen], axes=[-1])], batch_dims=axis)
+    candidates = b.add("Reshape", [candidates, b.const(np.array([0] * axis + [k * block], np.int64))])
+    values, places = best(b, candidates, kk, axis, largest, nan=False, by_index=by_index, k_static=k)
+    if block == 1:
+        return values, b.add("GatherElements", [chosen, places], axis=axis)
+    width = b.const(np.array(block, np.int64))
+    first = b.add("Mul", [b.add("GatherElements", [chosen, b.add("Div", [places, width])], axis=axis), width])
+    return values, b.add("Add", [first, b.add("Mod", [places, width])])
