@@ -114,11 +114,12 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
 
 def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int, k_static: int | None) -> str:
     """Boolean, in the shape of ``finite``: the element is one of the k best of its slice."""
-    values, _ = b.add("TopK", [finite, k], 2, axis=axis, largest=largest, sorted=0)
+    values, _ = b.add("TopK", [finite, k], 2, axis=axis, largest=largest, sorted=1)
     if k_static == 1:
         kth = values
-    else:  # the k-th best value: the worst of the k (order-free)
-        kth = reduce_axis(b, "ReduceMin" if largest else "ReduceMax", values, axis)
+    else:  # the k-th best value, the last of the k sorted (order-free; not ReduceMin: OpenVINO
+        # 2026.4's CPU ReduceMin of +inf alone is the largest finite float, ReduceMax of -inf the lowest)
+        kth = b.add("Gather", [values, b.add("Sub", [k, b.const(np.array([1], np.int64))])], axis=axis)
     better = b.add("Greater" if largest else "Less", [finite, kth])
     equal = b.add("Equal", [finite, kth])
     need = b.add("Sub", [k, reduce_axis(b, "ReduceSum", b.cast(better, TensorProto.INT64), axis)])
@@ -162,7 +163,11 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
         pads[2 * rank - 1] = blocks * block - n
         x = b.add("Pad", [x, b.const(pads), b.const(pad)], mode="constant")
     x = b.add("Reshape", [x, b.const(np.array([0] * axis + [blocks, block], np.int64))])
-    maxima = reduce_axis(b, "ReduceMax" if largest else "ReduceMin", x, rank, keepdims=0)
+    # Each block's best by a TopK of 1 (its value is order-free), not ReduceMax: OpenVINO 2026.4's
+    # CPU ReduceMax of a block of -inf is the lowest finite float, which would tie a real one.
+    one = b.const(np.array([1], np.int64))
+    maxima, _ = b.add("TopK", [x, one], 2, axis=rank, largest=largest, sorted=1)
+    maxima = b.add("Reshape", [maxima, b.const(np.array([0] * axis + [blocks], np.int64))])
     kk = b.const(np.array([k], np.int64))
     _, chosen = best(b, maxima, kk, axis, largest, nan=False, by_index=True, k_static=k)
     candidates = b.add("GatherND", [x, b.add("Unsqueeze", [chosen, b.const(np.array([-1], np.int64))])
