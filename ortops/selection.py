@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, numpy_helper
 
-__all__ = ["PORTABLE", "best", "positions", "prefiltered", "reduce_axis", "dim"]
+__all__ = ["PORTABLE", "PAIRWISE_MAX", "best", "pairwise", "positions", "prefiltered", "reduce_axis", "dim"]
 
 #: Key types widened (exactly) before the selection, to the types every runtime compares,
 #: reduces and sorts (ORT's Greater/Equal/ReduceMin/TopK lack some small integer types).
@@ -35,7 +35,8 @@ PORTABLE = {TensorProto.INT8: TensorProto.INT32, TensorProto.UINT8: TensorProto.
             TensorProto.INT16: TensorProto.INT32, TensorProto.UINT16: TensorProto.INT32,
             TensorProto.UINT32: TensorProto.INT64, TensorProto.FLOAT16: TensorProto.FLOAT,
             TensorProto.BFLOAT16: TensorProto.FLOAT}
-_INT64_MAX = np.iinfo(np.int64).max
+#: The longest static slice :func:`pairwise` is used on (n² comparisons; a dozen nodes).
+PAIRWISE_MAX = 64
 
 
 def positions(b, x: str, axis: int) -> str:
@@ -179,3 +180,40 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
     width = b.const(np.array(block, np.int64))
     first = b.add("Mul", [b.add("GatherElements", [chosen, b.add("Div", [places, width])], axis=axis), width])
     return values, b.add("Add", [first, b.add("Mod", [places, width])])
+
+
+def pairwise(b, key: str, k: str, n: int, rank: int, largest: int, *, nan: bool, by_index: bool = False,
+             dtype=np.float32) -> tuple[str, str]:
+    """:func:`best` along the last axis of static length ``n`` (at most :data:`PAIRWISE_MAX`)
+    by comparing every pair: each element's place in the order is the number of elements that
+    come before it (better, or equal with a lower index), a permutation of 0..n-1, so a TopK
+    over it has distinct keys. Fewer nodes than :func:`best` (for tiny inputs, where each node's
+    cost counts); ``nan``: NaN may occur and ranks above +inf."""
+    def unsqueeze(x, axis):
+        if b.opset >= 13:
+            return b.add("Unsqueeze", [x, b.const(np.array([axis], np.int64))])
+        return b.add("Unsqueeze", [x], axes=[axis])
+
+    compare = "Greater" if largest else "Less"
+    earlier = b.const(np.tril(np.ones((n, n), bool), -1))  # [i, j]: j < i
+    if nan:
+        is_nan = b.add("IsNaN", [key])
+        finite = b.add("Where", [is_nan, b.const(np.array(np.inf, dtype)), key])
+    else:
+        finite = key
+    mine, theirs = unsqueeze(finite, rank), unsqueeze(finite, rank - 1)  # [..., i, 1], [..., 1, j]
+    better = b.add(compare, [theirs, mine])
+    equal = b.add("Equal", [theirs, mine])
+    if nan:  # NaN and +inf compare equal here: NaN before +inf for largest, after it otherwise
+        nan_mine, nan_theirs = unsqueeze(is_nan, rank), unsqueeze(is_nan, rank - 1)
+        first, second = (nan_theirs, nan_mine) if largest else (nan_mine, nan_theirs)
+        better = b.add("Or", [better, b.add("And", [first, b.add("Not", [second])])])
+        equal = b.add("And", [equal, b.add("Equal", [nan_theirs, nan_mine])])
+    before = b.add("Or", [better, b.add("And", [equal, earlier])])
+    place = reduce_axis(b, "ReduceSum", b.cast(before, TensorProto.INT64), rank, keepdims=0)
+    if by_index:
+        position = positions(b, key, rank - 1)
+        place = b.add("Where", [b.add("Less", [place, k]), position,
+                                b.add("Add", [position, b.const(np.int64(n))])])
+    _, index = b.add("TopK", [place, k], 2, axis=rank - 1, largest=0, sorted=1)
+    return b.add("GatherElements", [key, index], axis=rank - 1), index

@@ -38,7 +38,7 @@ from onnx import TensorProto
 
 from ...checks import INT32_MAX
 from ...lowering import ERRORS_TRANSLATED, NotLowerable
-from ...selection import PORTABLE, prefiltered
+from ...selection import PAIRWISE_MAX, PORTABLE, pairwise, prefiltered
 from ..compose import NAN_ORDER, no_nan, positions, select
 from . import prefilter
 
@@ -166,7 +166,16 @@ def _nan_order() -> set[str]:
     return {NAN_ORDER}
 
 
+def _pairwise(b, site) -> bool:
+    """Whether the standalone composition compares every pair (a short static last axis)."""
+    shape, axis = site.shapes[0], _axis(site)
+    return (not b.guarded and axis == site.ranks[0] - 1 and shape is not None and shape[axis] is not None
+            and shape[axis] <= PAIRWISE_MAX)
+
+
 def hazards(b, site) -> list[str]:
+    if _pairwise(b, site):
+        return []  # handles NaN itself: no If
     block = _block(site, not b.guarded)
     if site.elem_types[0] not in _FLOATS or (NAN_ORDER in site.assume and block is None):
         return []
@@ -259,7 +268,10 @@ def _compose(b, site, nan: bool) -> list[str]:
         if attrs["index_element_type"] == "i32":
             indices = b.cast(indices, TensorProto.INT32)
         return [values, indices]
-    if block is not None and not b.guarded:
+    if _pairwise(b, site):
+        values, indices = pairwise(b, key, _k(b, site), site.shapes[0][axis], site.ranks[0], largest,
+                                   nan=site.elem_types[0] in _FLOATS, by_index=by_index, dtype=dtype)
+    elif block is not None and not b.guarded:
         elem = _widened(site.elem_types[0], True)
         values, indices = prefiltered(b, key, static, site.shapes[0][-1], block, site.ranks[0],
                                       prefilter.identity(elem, largest), largest, by_index)
