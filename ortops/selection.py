@@ -35,6 +35,7 @@ PORTABLE = {TensorProto.INT8: TensorProto.INT32, TensorProto.UINT8: TensorProto.
             TensorProto.INT16: TensorProto.INT32, TensorProto.UINT16: TensorProto.INT32,
             TensorProto.UINT32: TensorProto.INT64, TensorProto.FLOAT16: TensorProto.FLOAT,
             TensorProto.BFLOAT16: TensorProto.FLOAT}
+_INT64_MAX = np.iinfo(np.int64).max
 #: The longest static slice :func:`pairwise` is used on (n² comparisons; a dozen nodes).
 PAIRWISE_MAX = 64
 
@@ -63,6 +64,15 @@ def _count(b, mask: str, axis: int, exclusive: int = 1) -> str:
     return b.add("CumSum", [b.cast(mask, TensorProto.INT64), b.const(np.int64(axis))], exclusive=exclusive)
 
 
+def _total(b, x: str, axis: int) -> str:
+    """The sum of ``x`` (int64) along ``axis``, kept: the last of a running sum. Not ReduceSum:
+    OpenVINO 2026.4.1's CPU plugin fuses a ReduceSum over the last axis of a rank-3 tensor with a
+    following ``k - sum`` into a wrong result (e.g. [-1, 3, 3, 3] for [-1, 1, -4, -4] on a
+    [4, 1, 5] input), while a running sum is never fused."""
+    running = b.add("CumSum", [x, b.const(np.int64(axis))])
+    return _slice(b, running, -1, _INT64_MAX, axis)
+
+
 def _slice(b, x: str, start: int, end: int, axis: int) -> str:
     return b.add("Slice", [x, *(b.const(np.array([v], np.int64)) for v in (start, end, axis))])
 
@@ -88,7 +98,7 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
     chosen = _chosen(b, finite, is_nan, k, axis, largest, k_static)
     if k_static == 1:  # one element: its index is the sum of the chosen positions
         zero = b.const(np.int64(0))
-        index = reduce_axis(b, "ReduceSum", b.add("Where", [chosen, positions(b, key, axis), zero]), axis)
+        index = _total(b, b.add("Where", [chosen, positions(b, key, axis), zero]), axis)
         return b.add("GatherElements", [key, index], axis=axis), index
     index = _compact(b, chosen, k, key, axis)  # ascending index order
     if by_index:
@@ -123,14 +133,14 @@ def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int,
         kth = b.add("Gather", [values, b.add("Sub", [k, b.const(np.array([1], np.int64))])], axis=axis)
     better = b.add("Greater" if largest else "Less", [finite, kth])
     equal = b.add("Equal", [finite, kth])
-    need = b.add("Sub", [k, reduce_axis(b, "ReduceSum", b.cast(better, TensorProto.INT64), axis)])
+    need = b.add("Sub", [k, _total(b, b.cast(better, TensorProto.INT64), axis)])
     if is_nan is None:
         rank = _count(b, equal, axis)
     else:  # among the equal (only +inf can be NaN's equal): NaN first for largest, last for smallest
         nan_equal = b.add("And", [equal, is_nan])
         real_equal = b.add("And", [equal, b.add("Not", [is_nan])])
         first, second = (nan_equal, real_equal) if largest else (real_equal, nan_equal)
-        before = reduce_axis(b, "ReduceSum", b.cast(first, TensorProto.INT64), axis)
+        before = _total(b, b.cast(first, TensorProto.INT64), axis)
         rank = b.add("Where", [first, _count(b, first, axis), b.add("Add", [before, _count(b, second, axis)])])
     return b.add("Or", [better, b.add("And", [equal, b.add("Less", [rank, need])])])
 
