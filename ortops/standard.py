@@ -4,7 +4,7 @@
 The ONNX spec fixes the answer among equal values (TopK: the lower index first; ArgMax/ArgMin:
 the first index, or the last with ``select_last_index=1``), but runtimes differ: OpenVINO's
 ONNX frontend reads TopK as its own TopK with ``stable=false``. Each node is rewritten into
-:func:`ortops.selection.best`, which relies on no runtime's order of equal values, so the model
+:func:`ortops.portable.best`, which relies on no runtime's order of equal values, so the model
 gives the spec's answer in any runtime. ONNX says nothing of NaN; the rule here is ORT 1.32's
 TopK's and NumPy's sort's: NaN ranks above every number (+inf included), all NaNs equal. So
 ArgMax picks the first (or last) NaN of a slice, as ``numpy.argmax`` does, and ArgMin picks a
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from .selection import PORTABLE, best, dim
+from .portable import PORTABLE, best, dim
 
 __all__ = ["OP_TYPES", "OPSET", "NotRewritable", "module", "attributes", "raised"]
 

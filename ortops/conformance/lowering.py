@@ -217,7 +217,7 @@ def judge_openvino(case: Case) -> list[Check]:
       limit of OpenVINO's CPU plugin (``explain_standalone``: float64 computed as float32,
       int64 as int32; for ScatterElementsUpdate the plugin's arithmetic, as for its native op),
       with its topic and reason from :mod:`ortops.divergences`. Never ``ties``: the standalone
-      compositions rely on no runtime's order of equal values (:mod:`ortops.selection`), so
+      compositions rely on no runtime's order of equal values (:mod:`ortops.portable`), so
       another order of ties is ``unexplained``.
     * ``skipped``: OpenVINO is not installed, the case has no exact standalone composition, or
       its inputs are not the op's own (bfloat16 cases).

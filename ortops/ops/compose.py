@@ -3,14 +3,14 @@ see :mod:`ortops.lowering`): ONNX TopK in ortops' order, where NaN ranks above +
 
 A guarded lowering (run by ORT inside :class:`ortops.InferenceSession`) relies on ORT's TopK
 putting the lower index first among equal values; a standalone one (``b.guarded`` false) may
-meet any runtime and uses :func:`ortops.selection.best`, which relies on no tie order."""
+meet any runtime and uses :func:`ortops.portable.best`, which relies on no tie order."""
 
 from __future__ import annotations
 
 import numpy as np
 from onnx import TensorProto
 
-from ..selection import best, positions
+from ..portable import best, positions
 
 __all__ = ["NAN_ORDER", "no_nan", "select", "positions"]
 
@@ -32,7 +32,7 @@ def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.flo
     """(values, int64 indices) of the first k of a stable sort of ``key`` along ``axis``
     (descending for ``largest``), ortops' order; ``nan``: ``key`` may hold NaN, which ranks
     above +inf (all NaNs equal); ``dtype`` is the NumPy dtype of ``key``. ``by_index`` (only
-    for a standalone builder, which uses :func:`ortops.selection.best`): in ascending index
+    for a standalone builder, which uses :func:`ortops.portable.best`): in ascending index
     order instead; ``k_static``: k's value when it is a constant."""
     if not b.guarded:
         return best(b, key, k, axis, largest, nan=nan, by_index=by_index, k_static=k_static, dtype=dtype)

@@ -24,8 +24,8 @@ that sorts the selected indices ascending, and a GatherElements of the values.
 * ``sort="index"`` with a constant k equal to a static axis length selects every element in
   index order: the data itself and the positions, no sort.
 * Standalone (``fallback="none"``): no reliance on any runtime's order of equal values
-  (:func:`ortops.selection.best`; OpenVINO's ONNX TopK is not stable); the prefilter's graph
-  form there is :func:`ortops.selection.prefiltered`, with its own rule (:data:`PORTABLE_RULE`:
+  (:func:`ortops.portable.best`; OpenVINO's ONNX TopK is not stable); the prefilter's graph
+  form there is :func:`ortops.portable.prefiltered`, with its own rule (:data:`PORTABLE_RULE`:
   the tie-independent selection costs more than one TopK, so it pays to prefilter sooner).
 """
 
@@ -38,7 +38,7 @@ from onnx import TensorProto
 
 from ...checks import INT32_MAX
 from ...lowering import ERRORS_TRANSLATED, NotLowerable
-from ...selection import PAIRWISE_MAX, PORTABLE, pairwise, prefiltered
+from ...portable import PAIRWISE_MAX, PORTABLE, pairwise, prefiltered
 from ..compose import NAN_ORDER, no_nan, positions, select
 from . import prefilter
 

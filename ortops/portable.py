@@ -1,4 +1,4 @@
-"""Tie-independent selection: the k best elements of every slice, composed of standard ONNX ops
+"""Portable selection: the k best elements of every slice, composed of standard ONNX ops
 whose answer does not depend on how a runtime orders equal values.
 
 ONNX TopK-11 says the lower index comes first among equal values, and ORT's TopK does so, but
@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, numpy_helper
 
-__all__ = ["PORTABLE", "PAIRWISE_MAX", "best", "pairwise", "positions", "prefiltered", "reduce_axis", "dim"]
+__all__ = ["PORTABLE", "PAIRWISE_MAX", "best", "pairwise", "positions", "prefiltered", "dim"]
 
 #: Key types widened (exactly) before the selection, to the types every runtime compares,
 #: reduces and sorts (ORT's Greater/Equal/ReduceMin/TopK lack some small integer types).
@@ -44,14 +44,6 @@ def positions(b, x: str, axis: int) -> str:
     """0, 1, 2, ... along ``axis``, int64, in the shape of ``x``."""
     ones = b.add("ConstantOfShape", [b.add("Shape", [x])], value=numpy_helper.from_array(np.ones(1, np.int64)))
     return b.add("CumSum", [ones, b.const(np.int64(axis))], exclusive=1)
-
-
-def reduce_axis(b, op_type: str, x: str, axis: int, keepdims: int = 1) -> str:
-    """``op_type`` (ReduceSum, ReduceMin, ...) over ``axis``, in the form of ``b.opset``
-    (axes an input from opset 13 for ReduceSum, 18 for the others)."""
-    if b.opset >= (13 if op_type == "ReduceSum" else 18):
-        return b.add(op_type, [x, b.const(np.array([axis], np.int64))], keepdims=keepdims)
-    return b.add(op_type, [x], axes=[axis], keepdims=keepdims)
 
 
 def dim(b, x: str, axis: int) -> str:
@@ -220,7 +212,9 @@ def pairwise(b, key: str, k: str, n: int, rank: int, largest: int, *, nan: bool,
         better = b.add("Or", [better, b.add("And", [first, b.add("Not", [second])])])
         equal = b.add("And", [equal, b.add("Equal", [nan_theirs, nan_mine])])
     before = b.add("Or", [better, b.add("And", [equal, earlier])])
-    place = reduce_axis(b, "ReduceSum", b.cast(before, TensorProto.INT64), rank, keepdims=0)
+    place = _total(b, b.cast(before, TensorProto.INT64), rank)  # [..., n, 1] (see _total)
+    place = b.add("Squeeze", [place, b.const(np.array([rank], np.int64))]) if b.opset >= 13 else \
+        b.add("Squeeze", [place], axes=[rank])
     if by_index:
         position = positions(b, key, rank - 1)
         place = b.add("Where", [b.add("Less", [place, k]), position,
