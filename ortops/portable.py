@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, numpy_helper
 
-__all__ = ["PORTABLE", "PAIRWISE_MAX", "best", "pairwise", "positions", "prefiltered", "dim"]
+__all__ = ["PORTABLE", "PAIRWISE_MAX", "best", "pairwise", "positions", "prefiltered", "finite", "dim"]
 
 #: Key types widened (exactly) before the selection, to the types every runtime compares,
 #: reduces and sorts (ORT's Greater/Equal/ReduceMin/TopK lack some small integer types).
@@ -70,7 +70,8 @@ def _slice(b, x: str, start: int, end: int, axis: int) -> str:
 
 
 def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: bool = False,
-         k_static: int | None = None, dtype=np.float32) -> tuple[str, str]:
+         k_static: int | None = None, dtype=np.float32, rank: int | None = None,
+         bounded: bool = False) -> tuple[str, str]:
     """(values, int64 indices) of the k best elements of every slice of ``key`` along ``axis``:
     by value (descending for ``largest``, ascending otherwise), the lower index first among
     equal values (-0.0 == +0.0), or in ascending index order with ``by_index``; whatever order
@@ -79,7 +80,8 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
     ``key`` is a tensor of a type in none of :data:`PORTABLE`'s keys; ``k`` an int64 ``[1]``
     in [1, dim] (``k_static`` its value when constant); ``nan``: ``key`` may hold NaN, which
     ranks above +inf, all NaNs equal (without it, NaN must not occur); ``dtype`` the NumPy
-    float type of ``key`` when ``nan``.
+    float type of ``key`` when ``nan``; ``rank`` the rank of ``key`` when known; ``bounded``:
+    the k best of every slice are finite (a cheaper k-th value).
     """
     if nan:
         is_nan = b.add("IsNaN", [key])
@@ -87,12 +89,12 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
         finite = b.add("Where", [is_nan, b.const(np.array(np.inf, dtype)), key])
     else:
         is_nan, finite = None, key
-    chosen = _chosen(b, finite, is_nan, k, axis, largest, k_static)
+    chosen = _chosen(b, finite, is_nan, k, axis, largest, k_static, bounded)
     if k_static == 1:  # one element: its index is the sum of the chosen positions
         zero = b.const(np.int64(0))
         index = _total(b, b.add("Where", [chosen, positions(b, key, axis), zero]), axis)
         return b.add("GatherElements", [key, index], axis=axis), index
-    index = _compact(b, chosen, k, key, axis)  # ascending index order
+    index = _compact(b, chosen, k, key, axis, rank)  # ascending index order
     if by_index:
         return b.add("GatherElements", [key, index], axis=axis), index
     stand_in = b.add("GatherElements", [finite, index], axis=axis)
@@ -115,14 +117,22 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
     return b.add("GatherElements", [key, index], axis=axis), index
 
 
-def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int, k_static: int | None) -> str:
-    """Boolean, in the shape of ``finite``: the element is one of the k best of its slice."""
-    values, _ = b.add("TopK", [finite, k], 2, axis=axis, largest=largest, sorted=1)
-    if k_static == 1:
-        kth = values
-    else:  # the k-th best value, the last of the k sorted (order-free; not ReduceMin: OpenVINO
-        # 2026.4's CPU ReduceMin of +inf alone is the largest finite float, ReduceMax of -inf the lowest)
-        kth = b.add("Gather", [values, b.add("Sub", [k, b.const(np.array([1], np.int64))])], axis=axis)
+def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int, k_static: int | None,
+            bounded: bool = False) -> str:
+    """Boolean, in the shape of ``finite``: the element is one of the k best of its slice;
+    ``bounded``: the k best of every slice are finite numbers."""
+    if bounded and k_static != 1:
+        # The k-th best value, the worst of the k (order-free; unsorted is cheaper). Only for
+        # finite values: OpenVINO 2026.4's CPU ReduceMin of +inf alone is the largest finite
+        # float, ReduceMax of -inf alone the lowest.
+        values, _ = b.add("TopK", [finite, k], 2, axis=axis, largest=largest, sorted=0)
+        kth = b.add("ReduceMin" if largest else "ReduceMax", [values], axes=[axis], keepdims=1) if b.opset < 18 \
+            else b.add("ReduceMin" if largest else "ReduceMax", [values, b.const(np.array([axis], np.int64))],
+                       keepdims=1)
+    else:  # the k-th best value, the last of the k sorted (order-free)
+        values, _ = b.add("TopK", [finite, k], 2, axis=axis, largest=largest, sorted=1)
+        kth = values if k_static == 1 else \
+            b.add("Gather", [values, b.add("Sub", [k, b.const(np.array([1], np.int64))])], axis=axis)
     better = b.add("Greater" if largest else "Less", [finite, kth])
     equal = b.add("Equal", [finite, kth])
     need = b.add("Sub", [k, _total(b, b.cast(better, TensorProto.INT64), axis)])
@@ -137,9 +147,15 @@ def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int,
     return b.add("Or", [better, b.add("And", [equal, b.add("Less", [rank, need])])])
 
 
-def _compact(b, chosen: str, k: str, like: str, axis: int) -> str:
-    """The positions of the k chosen elements of every slice, ascending, int64: each chosen
-    element's running count is its slot; the others go to a slot k, cut off."""
+def _compact(b, chosen: str, k: str, like: str, axis: int, rank: int | None) -> str:
+    """The positions of the k chosen elements of every slice, ascending, int64. Along the last
+    axis (``rank`` known): the last coordinate of ``NonZero``, which lists the chosen elements
+    in row-major order, k per slice. Otherwise each chosen element's running count is its slot
+    in a ``ScatterElements``; the others go to a slot k, cut off."""
+    if rank is not None and axis == rank - 1:
+        last = b.add("Gather", [b.add("NonZero", [chosen]), b.const(np.array([axis], np.int64))], axis=0)
+        shape = b.add("Concat", [_slice(b, b.add("Shape", [like]), 0, -1, 0), k], axis=0)
+        return b.add("Reshape", [last, shape])
     slot = _count(b, chosen, axis)
     target = b.add("Where", [chosen, slot, k])
     shape = b.add("Shape", [like])
@@ -150,33 +166,62 @@ def _compact(b, chosen: str, k: str, like: str, axis: int) -> str:
     return b.add("Slice", [filled, b.const(np.array([0], np.int64)), k, b.const(np.array([axis], np.int64))])
 
 
+def _blocks(b, key: str, n: int, block: int, rank: int, pad) -> str:
+    """``key`` padded with ``pad`` to whole blocks and reshaped to ``[..., m, block]`` (once per builder)."""
+    def make():
+        blocks, x = -(-n // block), key
+        if blocks * block != n:
+            pads = np.zeros(2 * rank, np.int64)
+            pads[2 * rank - 1] = blocks * block - n  # at the end: above every real index
+            x = b.add("Pad", [x, b.const(pads), b.const(pad)], mode="constant")
+        return b.add("Reshape", [x, b.const(np.array([0] * (rank - 1) + [blocks, block], np.int64))])
+
+    return b.memo(("portable blocks", key, block), make)
+
+
+def _last_axis(b, op_type: str, x: str, rank: int) -> str:
+    """``op_type`` (a Reduce op) over axis ``rank`` of ``x``, not kept."""
+    if b.opset >= (13 if op_type == "ReduceSum" else 18):
+        return b.add(op_type, [x, b.const(np.array([rank], np.int64))], keepdims=0)
+    return b.add(op_type, [x], axes=[rank], keepdims=0)
+
+
+def finite(b, key: str, n: int, block: int, rank: int, pad) -> str:
+    """True when ``key`` (a float tensor) holds neither NaN nor an infinity (its sum, by blocks,
+    is finite; an overflowing sum also says no, which only costs the slower path): the
+    condition under which :func:`prefiltered` is exact in every runtime. A padded ``key`` is
+    summed per slice (its padding is infinite)."""
+    if -(-n // block) * block == n:
+        sums = _last_axis(b, "ReduceSum", _blocks(b, key, n, block, rank, pad), rank)
+    else:
+        sums = _last_axis(b, "ReduceSum", key, rank - 1)
+    total = b.reduce("ReduceSum", sums)
+    return b.add("Not", [b.add("Or", [b.add("IsNaN", [total]), b.add("IsInf", [total])])])
+
+
 def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest: int,
                 by_index: bool) -> tuple[str, str]:
-    """:func:`best` along the last axis (static length ``n``, constant ``k``, no NaN) on the
-    candidates of a block-maxima prefilter: ``key`` cut into blocks of ``block`` (the last one
-    padded with ``pad``, a value no real element ranks after), each block reduced to its best,
-    the k best blocks chosen by :func:`best` (the lower block first among equal maxima), their
-    elements gathered in ascending index order and :func:`best` run on them. Exact: every block
-    holding a selected element is chosen (see :mod:`ortops.ops.top_k.prefilter`), and the
-    candidates keep ascending index order, padding last."""
-    axis, blocks = rank - 1, -(-n // block)
-    x = key
-    if blocks * block != n:
-        pads = np.zeros(2 * rank, np.int64)
-        pads[2 * rank - 1] = blocks * block - n
-        x = b.add("Pad", [x, b.const(pads), b.const(pad)], mode="constant")
-    x = b.add("Reshape", [x, b.const(np.array([0] * axis + [blocks, block], np.int64))])
-    # Each block's best by a TopK of 1 (its value is order-free), not ReduceMax: OpenVINO 2026.4's
-    # CPU ReduceMax of a block of -inf is the lowest finite float, which would tie a real one.
-    one = b.const(np.array([1], np.int64))
-    maxima, _ = b.add("TopK", [x, one], 2, axis=rank, largest=largest, sorted=1)
-    maxima = b.add("Reshape", [maxima, b.const(np.array([0] * axis + [blocks], np.int64))])
+    """:func:`best` along the last axis (static length ``n``, constant ``k``) on the candidates
+    of a block-maxima prefilter: ``key`` cut into blocks of ``block`` (the last one padded with
+    ``pad``, a value no real element ranks after), each block reduced to its best, the k best
+    blocks chosen by :func:`best` (the lower block first among equal maxima), their elements
+    gathered in ascending index order and :func:`best` run on them. Exact: every block holding
+    a selected element is chosen (see :mod:`ortops.ops.top_k.prefilter`), and the candidates
+    keep ascending index order, padding last.
+
+    A float ``key`` must hold no NaN and no infinity (:func:`finite`): OpenVINO 2026.4.1's CPU
+    ``ReduceMax`` of a block of only -inf is the lowest finite float (``ReduceMin`` of only +inf
+    the largest), which would tie a real one; with a real element in every block it is exact."""
+    axis = rank - 1
+    x = _blocks(b, key, n, block, rank, pad)
+    maxima = _last_axis(b, "ReduceMax" if largest else "ReduceMin", x, rank)
     kk = b.const(np.array([k], np.int64))
-    _, chosen = best(b, maxima, kk, axis, largest, nan=False, by_index=True, k_static=k)
+    _, chosen = best(b, maxima, kk, axis, largest, nan=False, by_index=True, k_static=k, rank=rank, bounded=True)
     candidates = b.add("GatherND", [x, b.add("Unsqueeze", [chosen, b.const(np.array([-1], np.int64))])
                                     if b.opset >= 13 else b.add("Unsqueeze", [chosen], axes=[-1])], batch_dims=axis)
     candidates = b.add("Reshape", [candidates, b.const(np.array([0] * axis + [k * block], np.int64))])
-    values, places = best(b, candidates, kk, axis, largest, nan=False, by_index=by_index, k_static=k)
+    values, places = best(b, candidates, kk, axis, largest, nan=False, by_index=by_index, k_static=k, rank=rank,
+                          bounded=True)  # at least k real candidates: the k best are finite
     if block == 1:
         return values, b.add("GatherElements", [chosen, places], axis=axis)
     width = b.const(np.array(block, np.int64))

@@ -146,7 +146,7 @@ class _TopK:
         one = b.const(np.array([1], np.int64))
         used = k if static is not None else b.add("Where", [b.add("Less", [k, one]), one, k])  # k=0: cut below
         _, indices = best(b, key, used, axis, attrs["largest"], nan=elem in _FLOATS, k_static=static,
-                          dtype=_FLOATS.get(elem, np.float32))
+                          dtype=_FLOATS.get(elem, np.float32), rank=site.ranks[0])
         if static is None:
             indices = b.add("Slice", [indices, b.const(np.array([0], np.int64)), k,
                                       b.const(np.array([axis], np.int64))])

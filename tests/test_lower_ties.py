@@ -19,6 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ortops
 from ortops import builder
+from ortops.graph import graphs
 from ortops.processes import Worker
 from ortops.reference import arg_max, top_k
 
@@ -218,14 +219,20 @@ def test_short_static_slices_are_exact_on_ties_in_every_runtime(workers, mode, s
     assert_exact_everywhere(workers, _standalone(model), [[x, np.array([k])] for x, k in cases], want, runtimes)
 
 
-def test_the_prefilter_is_exact_on_ties_in_every_runtime(workers):
+@pytest.mark.parametrize("shape, mode, sort", [((4, 8192), "max", "value"), ((4, 8191), "min", "value"),
+                                               ((4, 8191), "max", "index")])
+def test_the_prefilter_is_exact_on_ties_in_every_runtime(workers, shape, mode, sort):
     """A static shape and a constant k: the standalone TopK prefilters (blocks chosen by the
-    tie-independent rule, lower block first among equal maxima)."""
-    shape, k = (4, 8192), 16
-    model = _constant_k(builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value", stable=1),
+    tie-independent rule, lower block first among equal maxima; 8191: the last block padded).
+    Inputs with NaN or an infinity take the path without the prefilter."""
+    k = 16
+    model = _constant_k(builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode=mode, sort=sort, stable=1),
                         "k", k, shape)
+    block_best = "ReduceMax" if mode == "max" else "ReduceMin"
+    lowered = onnx.load_from_string(_standalone(model))
+    assert any(n.op_type == block_best for g in graphs(lowered.graph) for n in g.node), "no prefilter"
     rng = np.random.default_rng(5)
     xs = [rng.choice(np.array(pool, np.float32), size=shape)
           for pool in ([1.0], [0.0, -0.0], [1.0, 2.0], [-np.inf, 3.0], [1.0, np.nan], [5.0, 4.0, 3.0])]
-    want = [[np.asarray(v) for v in top_k(x, k, axis=-1, mode="max", sort="value", stable=1)] for x in xs]
+    want = [[np.asarray(v) for v in top_k(x, k, axis=-1, mode=mode, sort=sort, stable=1)] for x in xs]
     assert_exact_everywhere(workers, _standalone(model), [[x] for x in xs], want)

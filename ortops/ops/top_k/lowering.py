@@ -38,7 +38,7 @@ from onnx import TensorProto
 
 from ...checks import INT32_MAX
 from ...lowering import ERRORS_TRANSLATED, NotLowerable
-from ...portable import PAIRWISE_MAX, PORTABLE, pairwise, prefiltered
+from ...portable import PAIRWISE_MAX, PORTABLE, finite, pairwise, prefiltered
 from ..compose import NAN_ORDER, no_nan, positions, select
 from . import prefilter
 
@@ -179,6 +179,9 @@ def hazards(b, site) -> list[str]:
     block = _block(site, not b.guarded)
     if site.elem_types[0] not in _FLOATS or (NAN_ORDER in site.assume and block is None):
         return []
+    if block is not None and not b.guarded:
+        elem, largest = _widened(site.elem_types[0], True), int(site.attrs["mode"] == "max")
+        return [finite(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0], prefilter.identity(elem, largest))]
     if block is not None:
         return [prefilter.no_nan(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0],
                                  _widened(site.elem_types[0], not b.guarded), int(site.attrs["mode"] == "max"))]
@@ -280,7 +283,8 @@ def _compose(b, site, nan: bool) -> list[str]:
         values, indices = prefilter.compose(b, key, _static_k(site), site.shapes[0][-1], block, site.ranks[0], elem,
                                             largest, by_index)
     elif not b.guarded:
-        values, indices = select(b, key, _k(b, site), axis, largest, nan, dtype, by_index=by_index, k_static=static)
+        values, indices = select(b, key, _k(b, site), axis, largest, nan, dtype, by_index=by_index, k_static=static,
+                                 rank=site.ranks[0])
     else:
         k = _k(b, site)
         values, indices = select(b, key, k, axis, largest, nan, dtype)
