@@ -167,10 +167,11 @@ def _nan_order() -> set[str]:
 
 
 def _pairwise(b, site) -> bool:
-    """Whether the standalone composition compares every pair (a short static last axis)."""
+    """Whether the standalone composition compares every pair (a short static last axis; not
+    when the prefilter is forced on everywhere, for tests and the cost-model script)."""
     shape, axis = site.shapes[0], _axis(site)
     return (not b.guarded and axis == site.ranks[0] - 1 and shape is not None and shape[axis] is not None
-            and shape[axis] <= PAIRWISE_MAX)
+            and shape[axis] <= PAIRWISE_MAX and prefilter.RULE.force is None)
 
 
 def hazards(b, site) -> list[str]:
@@ -202,7 +203,8 @@ def _block(site, portable: bool = False) -> int | None:
     if _widened(site.elem_types[0], portable) not in prefilter.REDUCIBLE:
         return None
     batch = math.prod(shape[:-1]) if all(d is not None for d in shape[:-1]) else None
-    return prefilter.block_size(shape[-1], k, batch, PORTABLE_RULE if portable else None)
+    forced = prefilter.RULE.force is not None  # tests and the cost-model script force every path
+    return prefilter.block_size(shape[-1], k, batch, PORTABLE_RULE if portable and not forced else None)
 
 
 def _widened(elem: int, portable: bool) -> int:
