@@ -6,13 +6,14 @@ OpenVINO's ONNX frontend reads it as its own TopK with ``stable=false``: on larg
 order of ties (and which of the tied elements is selected at the k-th place) differs. The
 compositions here use a runtime's TopK only where its answer is order-free:
 
-* the k-th best value itself (the reduction of TopK's values, which are the same multiset in any
-  order);
+* the k-th best value itself (the last of TopK's sorted values, or, for finite values, the
+  worst of its unsorted ones: the same multiset in any order);
 * a TopK over keys that are all distinct.
 
 The selected set is then every element better than the k-th value, plus the lowest-indexed
 elements equal to it (a running count, ``CumSum``); the selected elements are put in ascending
-index order by a ``ScatterElements`` to their running slot, and ordered by value through the
+index order (``NonZero`` along the last axis, else a ``ScatterElements`` to their running slot),
+and ordered by value through the
 distinct keys ``(group of equal values, tier, slot)``. NaN ranks above +inf, all NaNs equal
 (ortops' TopK and ArgMax, and ``standard=True``'s rule): it stands in as +inf for the
 comparisons, and a tier puts NaN before (largest) or after (smallest) the real +inf.
@@ -60,7 +61,7 @@ def _total(b, x: str, axis: int) -> str:
     """The sum of ``x`` (int64) along ``axis``, kept: the last of a running sum. Not ReduceSum:
     OpenVINO 2026.4.1's CPU plugin fuses a ReduceSum over the last axis of a rank-3 tensor with a
     following ``k - sum`` into a wrong result (e.g. [-1, 3, 3, 3] for [-1, 1, -4, -4] on a
-    [4, 1, 5] input), while a running sum is never fused."""
+    [4, 1, 5] input); a running sum was not fused."""
     running = b.add("CumSum", [x, b.const(np.int64(axis))])
     return _slice(b, running, -1, _INT64_MAX, axis)
 
