@@ -136,16 +136,22 @@ def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int,
             b.add("Gather", [values, b.add("Sub", [k, b.const(np.array([1], np.int64))])], axis=axis)
     better = b.add("Greater" if largest else "Less", [finite, kth])
     equal = b.add("Equal", [finite, kth])
-    need = b.add("Sub", [k, _total(b, b.cast(better, TensorProto.INT64), axis)])
+    # How many are better; each equal one's place among the k is that plus the equal ones before
+    # it. In the prefilter (bounded) a ReduceSum, added, not subtracted: OpenVINO fused `k - sum`
+    # wrongly (see _total), and the prefilter's tests run rank-3 inputs there.
+    ahead = _total(b, b.cast(better, TensorProto.INT64), axis) if not bounded else \
+        b.add("ReduceSum", [b.cast(better, TensorProto.INT64), b.const(np.array([axis], np.int64))], keepdims=1) \
+        if b.opset >= 13 else b.add("ReduceSum", [b.cast(better, TensorProto.INT64)], axes=[axis], keepdims=1)
     if is_nan is None:
-        rank = _count(b, equal, axis)
+        rank = b.add("Add", [_count(b, equal, axis), ahead])  # the place among the k: below k is chosen
     else:  # among the equal (only +inf can be NaN's equal): NaN first for largest, last for smallest
         nan_equal = b.add("And", [equal, is_nan])
         real_equal = b.add("And", [equal, b.add("Not", [is_nan])])
         first, second = (nan_equal, real_equal) if largest else (real_equal, nan_equal)
         before = _total(b, b.cast(first, TensorProto.INT64), axis)
         rank = b.add("Where", [first, _count(b, first, axis), b.add("Add", [before, _count(b, second, axis)])])
-    return b.add("Or", [better, b.add("And", [equal, b.add("Less", [rank, need])])])
+        rank = b.add("Add", [rank, ahead])
+    return b.add("Or", [better, b.add("And", [equal, b.add("Less", [rank, k])])])
 
 
 def _compact(b, chosen: str, k: str, like: str, axis: int, rank: int | None) -> str:

@@ -220,13 +220,14 @@ def test_short_static_slices_are_exact_on_ties_in_every_runtime(workers, mode, s
 
 
 @pytest.mark.parametrize("shape, mode, sort", [((4, 8192), "max", "value"), ((4, 8191), "min", "value"),
-                                               ((4, 8191), "max", "index")])
+                                               ((4, 8191), "max", "index"), ((4, 1, 8192), "max", "value"),
+                                               ((2, 3, 4099), "min", "value")])
 def test_the_prefilter_is_exact_on_ties_in_every_runtime(workers, shape, mode, sort):
     """A static shape and a constant k: the standalone TopK prefilters (blocks chosen by the
     tie-independent rule, lower block first among equal maxima; 8191: the last block padded).
     Inputs with NaN or an infinity take the path without the prefilter."""
     k = 16
-    model = _constant_k(builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode=mode, sort=sort, stable=1),
+    model = _constant_k(builder.top_k_model(TensorProto.FLOAT, len(shape), axis=-1, mode=mode, sort=sort, stable=1),
                         "k", k, shape)
     block_best = "ReduceMax" if mode == "max" else "ReduceMin"
     lowered = onnx.load_from_string(_standalone(model))
