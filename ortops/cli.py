@@ -247,7 +247,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _lower(args: argparse.Namespace) -> int:
-    """``ortops lower IN -o OUT [--standalone]``: 0 written; 1 ``--standalone`` and some node has
+    """``ortops lower IN -o OUT [--standalone] [--standard]``: 0 written; 1 ``--standalone`` and some node has
     no exact composition (nothing written); 2 usage error (unreadable model, invalid node)."""
     import onnx
 
@@ -264,7 +264,7 @@ def _lower(args: argparse.Namespace) -> int:
         print(f"ortops lower: cannot read {args.model}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        lowered, report = lower(model, fallback="none" if args.standalone else "pyop")
+        lowered, report = lower(model, fallback="none" if args.standalone else "pyop", standard=args.standard)
     except OpError as exc:
         print(f"ortops lower: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -280,7 +280,8 @@ def _lower(args: argparse.Namespace) -> int:
     for line in report.lines():
         print(line)
     kind = "standalone (no ortops node left)" if report.standalone else "guarded (ortops needed to run it)"
-    print(f"wrote {out}: {len(report.lowered)} lowered, {len(report.kept)} kept as PyOp; {kind}")
+    standard = f", {len(report.rewritten)} standard rewritten" if args.standard else ""
+    print(f"wrote {out}: {len(report.lowered)} lowered, {len(report.kept)} kept as PyOp{standard}; {kind}")
     return EXIT_OK
 
 
@@ -386,6 +387,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="leave no ortops node (the model then runs in plain ONNX Runtime or OpenVINO); fail if a "
                           "node has no exact composition. Default: guarded, each lowered node keeps its PyOp as "
                           "the fallback for inputs the composition cannot take exactly")
+    low.add_argument("--standard", action="store_true",
+                     help="also rewrite the standard TopK, ArgMax and ArgMin nodes into compositions that give the "
+                          "ONNX spec's answer on ties in any runtime (NaN above every number); a node without one "
+                          "is left as it was, with the reason printed")
     low.set_defaults(func=_lower)
 
     oracle = commands.add_parser(

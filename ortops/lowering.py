@@ -48,6 +48,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from . import dtypes, runtime
+from . import standard as standard_ops
 from .builder.schemas import register_schemas
 from .graph import DEFAULT_DOMAINS, check_node, graphs, load_model
 from .ops import DOMAINS, OPS
@@ -105,6 +106,13 @@ class LoweringReport:
     lowered: tuple[LoweredNode, ...] = ()
     kept: tuple[KeptNode, ...] = ()
     left: tuple[str, ...] = ()
+    #: With ``standard=True``: the standard TopK/ArgMax/ArgMin nodes rewritten (mode
+    #: ``"standard"``), and those left as they were, with the reason.
+    rewritten: tuple[LoweredNode, ...] = ()
+    unchanged: tuple[KeptNode, ...] = ()
+    #: With ``standard=True``: the default-domain opset the model was converted from (onnx's
+    #: version converter, to :data:`ortops.standard.OPSET`), or None.
+    converted_from: int | None = None
 
     @property
     def standalone(self) -> bool:
@@ -114,6 +122,11 @@ class LoweringReport:
         """One line per node, for people."""
         out = [f"lowered ({node.mode}): {node.op} node {node.name!r}" for node in self.lowered]
         out += [f"kept as PyOp: {node.op} node {node.name!r}: {node.reason}" for node in self.kept]
+        out += [f"rewritten (standard): {node.op} node {node.name!r}" for node in self.rewritten]
+        out += [f"left as it was: {node.op} node {node.name!r}: {node.reason}" for node in self.unchanged]
+        if self.converted_from is not None:
+            out.append(f"converted from default-domain opset {self.converted_from} to {self.opset} (onnx's "
+                       "version converter) for the standard rewrites")
         return out or ["no ortops node in the model"]
 
     def __str__(self) -> str:
@@ -259,7 +272,7 @@ def _module(op: OpSpec) -> Lowering | None:
 
 
 def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool] | None = None,
-          assume: frozenset = frozenset()) -> Lowered:
+          assume: frozenset = frozenset(), standard: bool = False) -> Lowered:
     """Replace every ortops node that has an exact standard-ONNX composition by it.
 
     Parameters
@@ -281,12 +294,26 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     assume : set of str, optional
         Facts about the runtime the model will run on (:func:`runtime_facts`) that let a
         composition skip a hazard check; only for a model run in this process.
+    standard : bool, default False
+        Also rewrite the standard ONNX ``TopK`` (opsets 1, 10, 11, 24), ``ArgMax`` and
+        ``ArgMin`` nodes, in every graph, into compositions that give the ONNX spec's answer
+        in any runtime, whatever order its TopK gives equal values (:mod:`ortops.standard`):
+        TopK puts the lower index first among equal values (``sorted=0`` too), ArgMax/ArgMin
+        take the first index of the best value, or the last with ``select_last_index=1``.
+        NaN (ONNX is silent) ranks above every number, +inf included, all NaNs equal: ArgMax
+        picks a NaN, ArgMin only in an all-NaN slice. An empty axis and, for TopK, a k outside
+        [0, dim] fail in a node named after the reason, as a standalone check does. A node
+        with no such composition (uint64 data, an opset below 11) is left as it was; the
+        report's ``unchanged`` says why. A model importing a default-domain opset below 11
+        (TopK-1, TopK-10) is first converted to opset 11 by ``onnx.version_converter``
+        (``report.converted_from``); where that fails, its nodes are left as they were.
 
     Returns
     -------
     Lowered
         ``(model, report)``: a new ``onnx.ModelProto`` and a :class:`LoweringReport` listing
-        the nodes lowered and those kept as PyOps, each with the reason.
+        the nodes lowered and those kept as PyOps, each with the reason (with ``standard``:
+        the standard nodes rewritten and those left as they were, with the reason).
 
     Raises
     ------
@@ -310,18 +337,33 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         raise ValueError("ops= chooses nodes only with fallback='pyop'")
     model = load_model(model)
     register_schemas()
+    converted = None
+    if standard:
+        model, converted = standard_ops.raised(model, _default_opset(model))
     current = _default_opset(model)
     others = _uses_default_domain(model)
     target = current if others else max(current or 0, LOWERED_OPSET)
     info = ValueInfo(model)
     taken = {name for g in graphs(model.graph) for n in g.node for name in (*n.output, n.name)}
     taken |= {t.name for g in graphs(model.graph) for t in g.initializer}
-    lowered, kept = [], []
+    lowered, kept, rewritten, unchanged = [], [], [], []
     replaced_inputs: set[str] = set()  # inputs of the nodes lowered: initializers may lose their last use
     # Innermost graphs first: replacing a graph's nodes copies them, subgraphs included.
     for graph in reversed(list(graphs(model.graph))):
         nodes = []
         for node in [_copy(n) for n in graph.node]:
+            if standard and node.domain in DEFAULT_DOMAINS and node.op_type in standard_ops.OP_TYPES:
+                try:
+                    replacement = _lower_node(node, None, standard_ops.attributes(node), info, target, "none",
+                                              _prefix(node, taken), module=standard_ops.module(node.op_type))
+                except (NotLowerable, standard_ops.NotRewritable) as exc:
+                    unchanged.append(KeptNode(node.name, node.op_type, str(exc)))
+                    nodes.append(node)
+                    continue
+                nodes.extend(_placed(model, graph, replacement))
+                replaced_inputs.update(node.input)
+                rewritten.append(LoweredNode(node.name, node.op_type, "standard"))
+                continue
             checked = check_node(node)
             if checked is not None and node.doc_string == FALLBACK_MARK and fallback == "pyop":
                 nodes.append(node)  # the PyOp fallback of an earlier guarded lowering (standalone: lowered too)
@@ -342,10 +384,7 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
                 kept.append(KeptNode(node.name, op.qualified_name, str(exc)))
                 nodes.append(node)
                 continue
-            if graph is model.graph:  # constants as initializers: fewer nodes for a session to load
-                graph.initializer.extend(_initializer(n) for n in replacement if n.op_type == "Constant")
-                replacement = [n for n in replacement if n.op_type != "Constant"]
-            nodes.extend(replacement)
+            nodes.extend(_placed(model, graph, replacement))
             replaced_inputs.update(node.input)
             lowered.append(LoweredNode(node.name, op.qualified_name, "guarded" if fallback == "pyop" else "standalone"))
         del graph.node[:]
@@ -357,14 +396,25 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     left = tuple(n.name for g in graphs(model.graph) for n in g.node if n.domain in DOMAINS)
     if fallback == "none" and left:
         raise ValueError(f"the model cannot be made standalone: ortops nodes are left in it: {', '.join(left)}")
-    if lowered:
+    if lowered or rewritten:
         _drop_unused_initializers(model, replaced_inputs)
+    if lowered:
         _set_opset(model, target)
         if not left:
             keep = [o for o in model.opset_import if o.domain not in DOMAINS]
             del model.opset_import[:]
             model.opset_import.extend(keep)
-    return Lowered(model, LoweringReport(fallback, target if lowered else current, tuple(lowered), tuple(kept), left))
+    return Lowered(model, LoweringReport(fallback, target if lowered else current, tuple(lowered), tuple(kept), left,
+                                         tuple(rewritten), tuple(unchanged), converted))
+
+
+def _placed(model: onnx.ModelProto, graph: onnx.GraphProto, replacement: list) -> list:
+    """The nodes of a composition to put in ``graph``; in the main graph its constants become
+    initializers (fewer nodes for a session to load)."""
+    if graph is not model.graph:
+        return replacement
+    graph.initializer.extend(_initializer(n) for n in replacement if n.op_type == "Constant")
+    return [n for n in replacement if n.op_type != "Constant"]
 
 
 def _drop_unused_initializers(model: onnx.ModelProto, names: set[str]) -> None:
@@ -378,9 +428,11 @@ def _drop_unused_initializers(model: onnx.ModelProto, names: set[str]) -> None:
             graph.initializer.remove(tensor)
 
 
-def _lower_node(node, op: OpSpec, attrs: dict, info: ValueInfo, opset: int | None, fallback: str,
-                prefix: str, assume: frozenset = frozenset()) -> list:
-    module = _module(op)
+def _lower_node(node, op: OpSpec | None, attrs: dict, info: ValueInfo, opset: int | None, fallback: str,
+                prefix: str, assume: frozenset = frozenset(), module: Lowering | None = None) -> list:
+    """The nodes replacing ``node``: an ortops node (``op``) through its op's lowering module,
+    or a standard node (``op`` None) through ``module`` (:mod:`ortops.standard`)."""
+    module = module or (_module(op) if op is not None else None)
     if module is None:
         raise NotLowerable("the op has no lowering")
     site = Site(node, op, attrs, [info.elem_type(n) for n in node.input], [info.rank(n) for n in node.input],
@@ -424,7 +476,7 @@ def _lower_node(node, op: OpSpec, attrs: dict, info: ValueInfo, opset: int | Non
         # (ORT then runs every check first). OpenVINO removes such a Reshape, checks and all,
         # so the sum is also added to each integer input the composition reads (indices, a
         # dynamic k) and to one output: no kernel sees a bad index, and no output is returned.
-        label = f"{op.op_type} node {node.name!r} rejects its input: "
+        label = f"{node.op_type} node {node.name!r} rejects its input: "
         gated, total = site, None
         if checks:
             total = _failures(b, [(ok, label + reason) for ok, reason in checks])
@@ -440,9 +492,9 @@ def _lower_node(node, op: OpSpec, attrs: dict, info: ValueInfo, opset: int | Non
                             out_types, site.out_ranks, name=node.name or None)
         else:
             results = module.fast(b, gated)
-        if total is not None:  # the output that is cheapest to gate: an integer one, else a float one
-            i = next((i for i, t in enumerate(out_types) if t in _INTEGER_TYPES),
-                     next((i for i, t in enumerate(out_types) if t in _SUBTRACTABLE), None))
+        if total is not None:  # the output that is cheapest to gate: int64/int32 (Add at every opset), else a float
+            i = next((i for i, t in enumerate(out_types) if t in (TensorProto.INT64, TensorProto.INT32)),
+                     next((i for i, t in enumerate(out_types) if t in _INTEGER_TYPES | set(_SUBTRACTABLE)), None))
             if i is not None:
                 results = [*results[:i], _add_zero(b, results[i], out_types[i], total), *results[i + 1:]]
     # The outputs take the node's output names.

@@ -1,5 +1,6 @@
-"""A standalone model (``ortops.lower(model, fallback="none")``) fails cleanly on bad input in
-ONNX Runtime and in OpenVINO: an error naming the check, no output returned, no crash.
+"""A standalone model (``ortops.lower(model, fallback="none", standard=True)``) fails cleanly on
+bad input in ONNX Runtime and in OpenVINO: an error naming the check, no output returned, no
+crash (ortops nodes, and standard TopK/ArgMin nodes rewritten by ``standard=True``).
 
 OpenVINO 2026.4 removes the Reshape through which the checks gate the data (checks and all), and
 its own ScatterElementsUpdate writes out of bounds for an index below -d (the process then
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 import ortops
 from ortops import builder
@@ -42,6 +43,15 @@ def _top_k(k: int | None = None):
     return model
 
 
+def _onnx_arg_min():
+    node = helper.make_node("ArgMin", ["x"], ["y"], axis=1, keepdims=0, name="arg_min")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "d"])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, ["n"])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+#: A standard TopK (rewritten by standard=True).
+ONNX_TOP_K = builder.onnx_top_k_model(11, TensorProto.FLOAT, 2)
 DATA = "np.array([1, 2, 3, 4], np.float32)"
 #: (label, model, the inputs as Python source, the words of the check that must fail)
 BAD = [
@@ -56,6 +66,14 @@ BAD = [
     ("TopK constant k above the axis", _top_k(3), "[np.zeros((1, 2), np.float32)]", "k must be a single integer"),
     ("TopK k above the axis", _top_k(), "[np.zeros((2, 3), np.float32), np.array([4])]", "k must be a single integer"),
     ("TopK k=0", _top_k(), "[np.zeros((2, 3), np.float32), np.array([0])]", "k must be a single integer"),
+    ("TopK k=-1", _top_k(), "[np.zeros((2, 3), np.float32), np.array([-1])]", "k must be a single integer"),
+    ("ONNX TopK k above the axis", ONNX_TOP_K, "[np.zeros((2, 3), np.float32), np.array([4])]",
+     "k must be a single integer in [0, data.shape[axis]]"),
+    ("ONNX TopK k=-1", ONNX_TOP_K, "[np.zeros((2, 3), np.float32), np.array([-1])]",
+     "k must be a single integer in [0, data.shape[axis]]"),
+    ("ONNX TopK on an empty axis", ONNX_TOP_K, "[np.zeros((2, 0), np.float32), np.array([0])]",
+     "axis 1 must not be empty"),
+    ("ONNX ArgMin on an empty axis", _onnx_arg_min(), "[np.zeros((2, 0), np.float32)]", "axis 1 must not be empty"),
     ("ArgMax on an empty input", builder.arg_max_model(2, topk=1), "[np.zeros((2, 0), np.float32)]",
      "topk=1 must be at most the number of elements"),
     ("ArgMax topk above the size", builder.arg_max_model(2, topk=7), "[np.zeros((2, 3), np.float32)]",
@@ -77,8 +95,8 @@ RUNTIMES = {
 @pytest.mark.parametrize("runtime", RUNTIMES)
 @pytest.mark.parametrize("label, model, feeds, check", BAD, ids=[case[0] for case in BAD])
 def test_bad_input_fails_cleanly_in_every_runtime(tmp_path, runtime, label, model, feeds, check):
-    lowered, report = ortops.lower(model, fallback="none")
-    assert report.standalone
+    lowered, report = ortops.lower(model, fallback="none", standard=True)
+    assert report.standalone and not report.unchanged
     path = tmp_path / "standalone.onnx"
     onnx.save(lowered, path)
     child = run_child(f"PATH = {str(path)!r}\nimport numpy as np\n" + RUNTIMES[runtime] + f"""

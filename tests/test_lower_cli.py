@@ -1,4 +1,4 @@
-"""``ortops lower IN -o OUT [--standalone]``."""
+"""``ortops lower IN -o OUT [--standalone] [--standard]``."""
 
 from __future__ import annotations
 
@@ -54,3 +54,14 @@ def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, capsy
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert err.startswith(f"ortops lower: -o {out} ")
     assert not (tmp_path / "missing").exists()
+
+
+def test_standard_rewrites_standard_nodes_and_says_which(tmp_path, capsys):
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(builder.onnx_top_k_model(11, TensorProto.FLOAT, 2), src)
+    assert main(["lower", str(src), "-o", str(out), "--standalone", "--standard"]) == EXIT_OK
+    printed = capsys.readouterr().out
+    assert "rewritten (standard): TopK node 'onnx_top_k_11'" in printed and "1 standard rewritten" in printed
+    onnx.save(builder.onnx_top_k_model(11, TensorProto.UINT64, 2), src)
+    assert main(["lower", str(src), "-o", str(out), "--standard"]) == EXIT_OK
+    assert "left as it was: TopK node 'onnx_top_k_11': uint64 data" in capsys.readouterr().out

@@ -1,10 +1,16 @@
 """Standard-ONNX compositions that several ops' lowerings share (``ortops/ops/<op>/lowering.py``,
-see :mod:`ortops.lowering`): ONNX TopK in ortops' order, where NaN ranks above +inf."""
+see :mod:`ortops.lowering`): ONNX TopK in ortops' order, where NaN ranks above +inf.
+
+A guarded lowering (run by ORT inside :class:`ortops.InferenceSession`) relies on ORT's TopK
+putting the lower index first among equal values; a standalone one (``b.guarded`` false) may
+meet any runtime and uses :func:`ortops.portable.best`, which relies on no tie order."""
 
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, numpy_helper
+from onnx import TensorProto
+
+from ..portable import best, positions
 
 __all__ = ["NAN_ORDER", "no_nan", "select", "positions"]
 
@@ -21,10 +27,15 @@ def no_nan(b, x: str) -> str:
 _KEYS: dict[int, str] = {}
 
 
-def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.float32) -> tuple[str, str]:
+def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.float32, *, by_index: bool = False,
+           k_static: int | None = None, rank: int | None = None) -> tuple[str, str]:
     """(values, int64 indices) of the first k of a stable sort of ``key`` along ``axis``
     (descending for ``largest``), ortops' order; ``nan``: ``key`` may hold NaN, which ranks
-    above +inf (all NaNs equal); ``dtype`` is the NumPy dtype of ``key``."""
+    above +inf (all NaNs equal); ``dtype`` is the NumPy dtype of ``key``. ``by_index`` (only
+    for a standalone builder, which uses :func:`ortops.portable.best`): in ascending index
+    order instead; ``k_static``: k's value when it is a constant; ``rank``: ``key``'s rank."""
+    if not b.guarded:
+        return best(b, key, k, axis, largest, nan=nan, by_index=by_index, k_static=k_static, dtype=dtype, rank=rank)
     if not nan:
         values, indices = b.add("TopK", [key, k], 2, axis=axis, largest=largest, sorted=1)
         return values, indices
@@ -46,8 +57,3 @@ def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.flo
     indices = b.add("GatherElements", [by_value, order], axis=axis)
     return b.add("GatherElements", [key, indices], axis=axis), indices
 
-
-def positions(b, x: str, axis: int) -> str:
-    """0, 1, 2, ... along ``axis``, int64, in the shape of ``x``."""
-    ones = b.add("ConstantOfShape", [b.add("Shape", [x])], value=numpy_helper.from_array(np.ones(1, np.int64)))
-    return b.add("CumSum", [ones, b.const(np.int64(axis))], exclusive=1)

@@ -67,7 +67,7 @@ def _compose(b, site, nan: bool) -> list[str]:
     topk = site.attrs["topk"]
     flat = _flat(b, site)
     backwards = b.add("Slice", [flat, *(b.const(np.array([v], np.int64)) for v in (-1, -(2 ** 63), 0, -1))])
-    values, positions = select(b, backwards, b.const(np.array([topk], np.int64)), 0, 1, nan)
+    values, positions = select(b, backwards, b.const(np.array([topk], np.int64)), 0, 1, nan, k_static=topk, rank=1)
     last = b.add("Sub", [_size(b, site), b.const(np.int64(1))])
     indices = b.add("Sub", [last, positions])
     if not b.guarded:

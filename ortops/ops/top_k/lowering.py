@@ -23,6 +23,10 @@ that sorts the selected indices ascending, and a GatherElements of the values.
   hazard, the prefilter brings it back.
 * ``sort="index"`` with a constant k equal to a static axis length selects every element in
   index order: the data itself and the positions, no sort.
+* Standalone (``fallback="none"``): no reliance on any runtime's order of equal values
+  (:func:`ortops.portable.best`; OpenVINO's ONNX TopK is not stable); the prefilter's graph
+  form there is :func:`ortops.portable.prefiltered`, with its own rule (:data:`PORTABLE_RULE`:
+  the tie-independent selection costs more than one TopK, so it pays to prefilter sooner).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from onnx import TensorProto
 
 from ...checks import INT32_MAX
 from ...lowering import ERRORS_TRANSLATED, NotLowerable
+from ...portable import PAIRWISE_MAX, PORTABLE, finite, pairwise, prefiltered
 from ..compose import NAN_ORDER, no_nan, positions, select
 from . import prefilter
 
@@ -161,33 +166,58 @@ def _nan_order() -> set[str]:
     return {NAN_ORDER}
 
 
+def _pairwise(b, site) -> bool:
+    """Whether the standalone composition compares every pair (a short static last axis; not
+    when the prefilter is forced on everywhere, for tests and the cost-model script)."""
+    shape, axis = site.shapes[0], _axis(site)
+    return (not b.guarded and axis == site.ranks[0] - 1 and shape is not None and shape[axis] is not None
+            and shape[axis] <= PAIRWISE_MAX and prefilter.RULE.force is None)
+
+
 def hazards(b, site) -> list[str]:
-    block = _block(site)
+    if _pairwise(b, site):
+        return []  # handles NaN itself: no If
+    block = _block(site, not b.guarded)
     if site.elem_types[0] not in _FLOATS or (NAN_ORDER in site.assume and block is None):
         return []
+    if block is not None and not b.guarded:
+        elem, largest = _widened(site.elem_types[0], True), int(site.attrs["mode"] == "max")
+        return [finite(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0], prefilter.identity(elem, largest))]
     if block is not None:
         return [prefilter.no_nan(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0],
-                                 WIDENED.get(site.elem_types[0], site.elem_types[0]), int(site.attrs["mode"] == "max"))]
+                                 _widened(site.elem_types[0], not b.guarded), int(site.attrs["mode"] == "max"))]
     return [no_nan(b, _key(b, site))]
 
 
-def _block(site) -> int | None:
+#: When the standalone composition prefilters (measured with scripts/bench.py, docs/lowering.md).
+PORTABLE_RULE = prefilter.Rule(min_n=512, min_ratio=8, min_elements=16384)
+
+
+def _block(site, portable: bool = False) -> int | None:
     """The prefilter's block size B for this node (:func:`.prefilter.block_size`), or None
-    where it does not apply or the rule predicts ONNX TopK alone is faster."""
+    where it does not apply or the rule predicts ONNX TopK alone is faster; ``portable``: for
+    the standalone composition (:data:`PORTABLE_RULE`)."""
     k, rank, shape = _static_k(site), site.ranks[0], site.shapes[0]
     if k is None or site.opset < 13 or _axis(site) != rank - 1:
         return None
-    if WIDENED.get(site.elem_types[0], site.elem_types[0]) not in prefilter.REDUCIBLE:
+    if _widened(site.elem_types[0], portable) not in prefilter.REDUCIBLE:
         return None
     batch = math.prod(shape[:-1]) if all(d is not None for d in shape[:-1]) else None
-    return prefilter.block_size(shape[-1], k, batch)
+    forced = prefilter.RULE.force is not None  # tests and the cost-model script force every path
+    return prefilter.block_size(shape[-1], k, batch, PORTABLE_RULE if portable and not forced else None)
+
+
+def _widened(elem: int, portable: bool) -> int:
+    """The type the key is compared in: ORT's TopK types, or every runtime's (``portable``)."""
+    return (PORTABLE if portable else WIDENED).get(elem, elem)
 
 
 def _key(b, site) -> str:
-    """The data in a type ORT's TopK sorts exactly like ortops (one Cast per builder)."""
+    """The data in a type ORT's TopK sorts exactly like ortops (standalone: a type every
+    runtime compares and sorts; one Cast per builder)."""
     data = site.node.input[0]
-    widened = WIDENED.get(site.elem_types[0])
-    if widened is None:
+    widened = _widened(site.elem_types[0], not b.guarded)
+    if widened == site.elem_types[0]:
         return data
     return b.memo(("cast", data, widened), lambda: b.cast(data, widened))
 
@@ -235,7 +265,7 @@ def _compose(b, site, nan: bool) -> list[str]:
     key = _key(b, site)
     dtype = np.float64 if site.elem_types[0] == TensorProto.DOUBLE else np.float32
     largest, by_index = int(attrs["mode"] == "max"), attrs["sort"] == "index"
-    block = None if nan else _block(site)
+    block = None if nan else _block(site, not b.guarded)
     static = _static_k(site)
     if by_index and static is not None and static == site.shapes[0][axis]:
         # Every element selected, in index order: the data as it is (NaN included), no sort.
@@ -243,10 +273,20 @@ def _compose(b, site, nan: bool) -> list[str]:
         if attrs["index_element_type"] == "i32":
             indices = b.cast(indices, TensorProto.INT32)
         return [values, indices]
-    if block is not None:
+    if _pairwise(b, site):
+        values, indices = pairwise(b, key, _k(b, site), site.shapes[0][axis], site.ranks[0], largest,
+                                   nan=site.elem_types[0] in _FLOATS, by_index=by_index, dtype=dtype)
+    elif block is not None and not b.guarded:
+        elem = _widened(site.elem_types[0], True)
+        values, indices = prefiltered(b, key, static, site.shapes[0][-1], block, site.ranks[0],
+                                      prefilter.identity(elem, largest), largest, by_index)
+    elif block is not None:
         elem = WIDENED.get(site.elem_types[0], site.elem_types[0])
         values, indices = prefilter.compose(b, key, _static_k(site), site.shapes[0][-1], block, site.ranks[0], elem,
                                             largest, by_index)
+    elif not b.guarded:
+        values, indices = select(b, key, _k(b, site), axis, largest, nan, dtype, by_index=by_index, k_static=static,
+                                 rank=site.ranks[0])
     else:
         k = _k(b, site)
         values, indices = select(b, key, k, axis, largest, nan, dtype)
