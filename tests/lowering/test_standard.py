@@ -1,6 +1,6 @@
 """ortops/standard.py: ``lower(..., standard=True)`` on standard TopK/ArgMax/ArgMin nodes: what
 is rewritten, what is left with which reason, every graph, every dtype and opset (answers in
-plain ORT against the ONNX spec's order written out in test_lower_ties; OpenVINO: there)."""
+plain ORT against the ONNX spec's order written out in test_ties; OpenVINO: there)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from onnx import TensorProto, helper
 import ortops
 from ortops import builder
 
-from test_lower_ties import onnx_arg, onnx_top_k
+from lowering.test_ties import onnx_arg, onnx_top_k
 
 
 def _run(model, *inputs):
