@@ -47,7 +47,7 @@ def _onnx_arg_min():
     node = helper.make_node("ArgMin", ["x"], ["y"], axis=1, keepdims=0, name="arg_min")
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "d"])],
                               [helper.make_tensor_value_info("y", TensorProto.INT64, ["n"])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
 
 
 #: A standard TopK (rewritten by standard=True).

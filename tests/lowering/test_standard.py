@@ -64,7 +64,7 @@ def test_standard_arg_gives_the_spec_answer(op_type, elem):
         node = helper.make_node(op_type, ["x"], ["y"], axis=1, keepdims=0, select_last_index=last)
         graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", elem, [None, None])],
                                   [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
         lowered, report = ortops.lower(model, standard=True)
         assert len(report.rewritten) == 1
         want = onnx_arg(x.astype(np.float64), int(op_type == "ArgMax"), last, 0)[0]
@@ -82,7 +82,7 @@ def test_nodes_in_subgraphs_are_rewritten():
                               "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None]),
                                     helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
                               [helper.make_tensor_value_info("y", TensorProto.INT64, [1])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
     lowered, report = ortops.lower(model, fallback="none", standard=True)
     assert sorted(n.name for n in report.rewritten) == ["inner_arg", "inner_min"] and not report.unchanged
     onnx.checker.check_model(lowered)

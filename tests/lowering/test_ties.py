@@ -77,7 +77,7 @@ def _arg_model(op_type: str, last: int, keepdims: int) -> onnx.ModelProto:
     graph = helper.make_graph([node], "arg", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                                             ["a", "b", "d"])],
                               [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
 
 
 def _constant_k(model: onnx.ModelProto, name: str, k: int, shape) -> onnx.ModelProto:
