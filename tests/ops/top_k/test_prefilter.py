@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, numpy_helper
 
@@ -102,12 +102,16 @@ def expected(data: np.ndarray, k: int, attrs: dict):
 @pytest.mark.parametrize("path", PATHS)
 @settings(max_examples=60, deadline=None)
 @given(case=cases())
+# Found in ORT 1.31 (its int64 ReduceMax compares in 32 bits): uint32 data is widened to int64.
+@example(case=(np.array([0] * 10 + [4294967295], np.uint32), 1,
+               dict(mode="max", sort="value", stable=0, index_element_type="i32"), 4))
 def test_prefiltered_top_k_matches_reference_bit_for_bit(path, case):
     data, k, attrs, block = case
     (values, indices), used = run(path, model(data.dtype, data.shape, k, attrs), data, block)
     # int16: no ReduceMax kernel, the plain composition (standalone widens it to int32 first);
+    # int64 and uint32 (widened to int64): no prefilter (ORT 1.31's int64 ReduceMax is wrong);
     # k = n with sort=index: the data as it is
-    assert used == ((data.dtype != np.int16 or path == "standalone")
+    assert used == ((data.dtype != np.int16 or path == "standalone") and data.dtype not in (np.int64, np.uint32)
                     and not (attrs["sort"] == "index" and k == data.shape[-1]))
     want_values, want_indices = expected(data, k, attrs)
     assert_identical(values, want_values, bits=True)
