@@ -550,8 +550,6 @@ class InferenceSession:
             options = sess_options if sess_options is not None else ort.SessionOptions()
         _point_at_external_data(options, external_data_folder)
         unset = options.log_severity_level < 0  # ORT's default logger: warnings included
-        if unset:
-            options.log_severity_level = _QUIET
         # The run options of a call without its own when ORT's log was left to ortops (errors
         # only): a check left to a standard node would log its failure before the OpError.
         self._quiet = None
@@ -559,7 +557,7 @@ class InferenceSession:
             self._quiet = ort.RunOptions()
             self._quiet.log_severity_level = 4
         # What a forked child needs to make its own ORT session (see ``_session``).
-        self._recipe = (options, list(providers) if providers else ["CPUExecutionProvider"], kwargs)
+        self._recipe = (options, list(providers) if providers else ["CPUExecutionProvider"], kwargs, unset)
         try:
             self._ort, self._pid = self._create(), os.getpid()
         except Exception as exc:
@@ -568,15 +566,20 @@ class InferenceSession:
                              "inferred in its subgraph, and with its attributes and data type ortops takes them there "
                              f"as {taken} only: declare their type (value_info) or Cast them to int64")
             raise
-        finally:
-            if unset:
-                options.log_severity_level = -1
 
     def _create(self):
+        """The ORT session of :attr:`model`; when the caller left ORT's log level unset, it logs
+        errors only (the options are handed back unchanged)."""
         import onnxruntime as ort
 
-        options, providers, kwargs = self._recipe
-        return ort.InferenceSession(self.model.SerializeToString(), options, providers=providers, **kwargs)
+        options, providers, kwargs, quiet = self._recipe
+        if quiet:
+            options.log_severity_level = _QUIET
+        try:
+            return ort.InferenceSession(self.model.SerializeToString(), options, providers=providers, **kwargs)
+        finally:
+            if quiet:
+                options.log_severity_level = -1
 
     @property
     def _session(self):
