@@ -272,7 +272,7 @@ def _module(op: OpSpec) -> Lowering | None:
 
 
 def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool] | None = None,
-          assume: frozenset = frozenset(), standard: bool = False) -> Lowered:
+          assume: frozenset = frozenset(), standard: bool = False, info: ValueInfo | None = None) -> Lowered:
     """Replace every ortops node that has an exact standard-ONNX composition by it.
 
     Parameters
@@ -307,6 +307,9 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         report's ``unchanged`` says why. A model importing a default-domain opset below 11
         (TopK-1, TopK-10) is first converted to opset 11 by ``onnx.version_converter``
         (``report.converted_from``); where that fails, its nodes are left as they were.
+    info : ortops.value_info.ValueInfo, optional
+        What onnx's shape inference knows of ``model`` (an ``onnx.ModelProto``), when the
+        caller has it already: it is not inferred again (unless ``standard`` converts the model).
 
     Returns
     -------
@@ -343,7 +346,8 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     current = _default_opset(model)
     others = _uses_default_domain(model)
     target = current if others else max(current or 0, LOWERED_OPSET)
-    info = ValueInfo(model)
+    if info is None or converted is not None:
+        info = ValueInfo(model)
     taken = {name for g in graphs(model.graph) for n in g.node for name in (*n.output, n.name)}
     taken |= {t.name for g in graphs(model.graph) for t in g.initializer}
     lowered, kept, rewritten, unchanged = [], [], [], []

@@ -176,13 +176,17 @@ def prepare_model(model) -> onnx.ModelProto:
     return _prepare(load_model(model))
 
 
-def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[str], str]] | None = None
-             ) -> onnx.ModelProto:
+def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[str], str]] | None = None,
+             info: ValueInfo | None = None) -> onnx.ModelProto:
     """:func:`prepare_model` on a loaded model (modified in place and returned). ``unwidened``
-    collects the private nodes with an input of unknown type they take as int64/uint64 only."""
+    collects the private nodes with an input of unknown type they take as int64/uint64 only.
+    ``info``: the :class:`ValueInfo` of the model ``model`` was lowered from (a lowering keeps
+    the names and types of an ortops node's inputs), else inferred here."""
     register_schemas()
-    model = _inline_functions(model)
-    info = ValueInfo(model)
+    inlined = _inline_functions(model)
+    if info is None or inlined is not model:  # inlined functions bring values of their own
+        info = ValueInfo(inlined)
+    model = inlined
     types = info.elem_types()
     names = Names(model)
     others = any(n.domain in DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
@@ -445,7 +449,7 @@ def _point_at_external_data(options, folder: str | None) -> None:
         options.add_session_config_entry(_EXTERNAL_DATA_FOLDER_KEY, folder)
 
 
-def _lower_for_session(model: onnx.ModelProto, path: str):
+def _lower_for_session(model: onnx.ModelProto, path: str, info: ValueInfo | None):
     """``(model, report)``: ``model`` with the nodes ``path`` chooses lowered (guarded), and
     the :class:`ortops.LoweringReport` (None for ``path="pyop"``)."""
     if path not in PATHS:
@@ -460,7 +464,7 @@ def _lower_for_session(model: onnx.ModelProto, path: str):
                 f"path='auto' keeps {op.op_type} as a PyOp: it measured faster than its lowered composition "
                 "(path='lowered' lowers it)")
     # The session re-runs a failed call on the PyOp path (InferenceSession._translated).
-    return lower(model, fallback="pyop", ops=chosen, assume=runtime_facts() | {ERRORS_TRANSLATED})
+    return lower(model, fallback="pyop", ops=chosen, assume=runtime_facts() | {ERRORS_TRANSLATED}, info=info)
 
 
 class InferenceSession:
@@ -531,11 +535,14 @@ class InferenceSession:
         import onnxruntime as ort
 
         loaded, external_data_folder = _load(model)
-        lowered, self.lowering = _lower_for_session(loaded, path)
+        register_schemas()
+        # onnx's shape inference, once: the lowering and prepare_model share it
+        info = ValueInfo(loaded) if path != "pyop" else None
+        lowered, self.lowering = _lower_for_session(loaded, path, info)
         unwidened: list[tuple[onnx.NodeProto, list[str], str]] = []
         # Every ortops node lowered: nothing for prepare_model to check or rewrite.
         ours = any(n.domain in DOMAINS for body in model_graphs(lowered) for n in body.node)
-        self.model = _prepare(lowered, unwidened) if ours else lowered
+        self.model = _prepare(lowered, unwidened, info) if ours else lowered
         # For a call that fails on a lowered node: the PyOp path's session, made when needed.
         self._source = model if self.lowered_nodes else None
         self._providers, self._pyop = providers, None

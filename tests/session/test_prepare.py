@@ -118,3 +118,33 @@ def test_model_from_path_and_bytes(tmp_path):
         session = ortops.InferenceSession(source)
         values, _ = session.run(None, {"data": np.array([3, 9, 1], np.int32), "k": np.array([1])})
         assert values.tolist() == [9]
+
+
+def test_a_session_that_lowers_and_keeps_pyops_infers_shapes_once(monkeypatch):
+    """The lowering and prepare_model share one run of onnx's shape inference: a TopK lowered
+    (guarded, its PyOp fallback inside an If) beside an ncnn ArgMax kept as a PyOp."""
+    nodes = [builder.top_k("data", "k", axis=-1, mode="max", sort="value", stable=1, index_element_type="i64",
+                           name="top5"),
+             builder.arg_max("data", topk=3, out_max_val=1, output="argmax", name="argmax")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("data", TensorProto.FLOAT, [4, 100])],
+        [helper.make_tensor_value_info("values", TensorProto.FLOAT, [4, 5]),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, [4, 5]),
+         helper.make_tensor_value_info("argmax", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor("k", TensorProto.INT64, [1], [5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(OPENVINO_DOMAIN, 1),
+                                                    helper.make_opsetid(NCNN_DOMAIN, 1)], ir_version=builder.IR_VERSION)
+    calls = []
+    infer = onnx.shape_inference.infer_shapes
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", lambda *a, **k: calls.append(1) or infer(*a, **k))
+    session = ortops.InferenceSession(model)
+    assert len(calls) == 1
+    assert list(session.lowered_nodes) == ["top5"]
+    data = np.random.default_rng(3).integers(0, 7, (4, 100)).astype(np.float32)  # tie-heavy
+    values, indices, argmax = session.run(None, {"data": data})
+    order = np.lexsort((np.arange(100)[None].repeat(4, 0), -data), axis=-1)[:, :5]  # value desc, lower index first
+    np.testing.assert_array_equal(indices, order)
+    np.testing.assert_array_equal(values, np.take_along_axis(data, order, -1))
+    flat = data.ravel()
+    top3 = np.lexsort((-np.arange(flat.size), -flat))[:3]  # ncnn: value desc, higher flat index first
+    np.testing.assert_array_equal(argmax, np.stack([flat[top3], top3.astype(np.float32)]))
