@@ -4,7 +4,8 @@ ONNX TopK-11 with ``sorted=1`` is a stable sort: of equal values (-0.0 and +0.0 
 lower index comes first, for ``largest`` 1 and 0. That is ortops' order, so the fast
 composition is ONNX TopK on the data (integers of a type ORT's TopK lacks are widened first,
 float16/bfloat16 go through float32: both exact), then for ``sort="index"`` a second TopK
-that sorts the selected indices ascending, and a GatherElements of the values.
+that sorts the selected indices ascending, and a GatherElements of the values (the first
+TopK unsorted where ORT's ``sorted=0`` selects the same set: ``"topk_unsorted_set"``).
 
 * NaN: ortops ranks NaN above +inf, all NaNs equal; ORT's order of NaN is undefined (it
   changed between releases). The hazard is ``IsNaN(ReduceSum(data))`` (cheap; +inf and -inf
