@@ -26,7 +26,7 @@ Used by the standalone lowerings (``fallback="none"``) of ``ortops/ops/*/lowerin
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 __all__ = ["PORTABLE", "PAIRWISE_MAX", "best", "pairwise", "positions", "prefiltered", "finite", "dim"]
 
@@ -100,22 +100,31 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
         return b.add("GatherElements", [key, index], axis=axis), index
     stand_in = b.add("GatherElements", [finite, index], axis=axis)
     sorted_values, slot = b.add("TopK", [stand_in, k], 2, axis=axis, largest=largest, sorted=1)
-    # Groups of equal values in sorted order (their members' order is the runtime's), numbered
-    # by a running count of the places where the value changes.
-    previous = b.add("Concat", [_slice(b, sorted_values, 0, 1, axis), _slice(b, sorted_values, 0, -1, axis)],
-                     axis=axis)
-    changes = b.add("Not", [b.add("Equal", [sorted_values, previous])])
-    group = _count(b, changes, axis, exclusive=0)
+    group = _groups(b, sorted_values, axis)
     if nan:  # NaN and +inf share a group: NaN first for largest, after the real +inf otherwise
         nan_here = b.add("GatherElements", [b.cast(is_nan, TensorProto.INT64), index], axis=axis)
         nan_slot = b.add("GatherElements", [nan_here, slot], axis=axis)
         tier = b.add("Sub", [b.const(np.int64(1)), nan_slot]) if largest else nan_slot
         group = b.add("Add", [b.add("Mul", [group, b.const(np.int64(2))]), tier])
-    # Distinct keys (group, slot): the slot is the position in ascending index order.
-    keys = b.add("Add", [b.add("Mul", [group, k]), slot])
-    _, order = b.add("TopK", [keys, k], 2, axis=axis, largest=0, sorted=1)
-    index = b.add("GatherElements", [index, b.add("GatherElements", [slot, order], axis=axis)], axis=axis)
+    index = b.add("GatherElements", [index, b.add("GatherElements", [slot, _order(b, group, slot, k, k, axis)],
+                                                  axis=axis)], axis=axis)
     return b.add("GatherElements", [key, index], axis=axis), index
+
+
+def _groups(b, sorted_values: str, axis: int) -> str:
+    """The groups of equal values of ``sorted_values`` (sorted along ``axis``; their members'
+    order is the runtime's), int64, numbered by a running count of the places where the value
+    changes."""
+    previous = b.add("Concat", [_slice(b, sorted_values, 0, 1, axis), _slice(b, sorted_values, 0, -1, axis)],
+                     axis=axis)
+    return _count(b, b.add("Not", [b.add("Equal", [sorted_values, previous])]), axis, exclusive=0)
+
+
+def _order(b, group: str, slot: str, width: str, k: str, axis: int) -> str:
+    """The order (int64 positions) of the distinct keys ``(group, slot)``, ascending: within a
+    group, the lower ``slot`` first (int64, distinct, below ``width``)."""
+    keys = b.add("Add", [b.add("Mul", [group, width]), slot])
+    return b.add("TopK", [keys, k], 2, axis=axis, largest=0, sorted=1)[1]
 
 
 def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int, k_static: int | None,
@@ -211,29 +220,67 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
     """:func:`best` along the last axis (static length ``n``, constant ``k``) on the candidates
     of a block-maxima prefilter: ``key`` cut into blocks of ``block`` (the last one padded with
     ``pad``, a value no real element ranks after), each block reduced to its best, the k best
-    blocks chosen by :func:`best` (the lower block first among equal maxima), their elements
-    gathered in ascending index order and :func:`best` run on them. Exact: every block holding
-    a selected element is chosen (see :mod:`ortops.ops.top_k.prefilter`), and the candidates
-    keep ascending index order, padding last.
+    blocks chosen (the lower block first among equal maxima), their elements gathered and k
+    chosen among them. Exact: every block holding a selected element is chosen (see
+    :mod:`ortops.ops.top_k.prefilter`).
+
+    Each choice is a runtime's TopK of k + 1, order-free where the k-th best value beats the
+    (k+1)-th in every slice: the k chosen are then the one set of the k best, whatever order the
+    runtime gives equal values, and the order within the set comes from the distinct keys
+    (group of equal values, index). Where a tie straddles the k-th place (in the block maxima or
+    the candidates), both choices are made by :func:`best` instead (an ``If``), on candidates in
+    ascending index order, padding last.
 
     A float ``key`` must hold no NaN and no infinity (:func:`finite`): OpenVINO 2026.4.1's CPU
     ``ReduceMax`` of a block of only -inf is the lowest finite float (``ReduceMin`` of only +inf
     the largest), which would tie a real one; with a real element in every block it is exact."""
-    axis = rank - 1
+    axis, m = rank - 1, -(-n // block)
     x = _blocks(b, key, n, block, rank, pad)
     maxima = _last_axis(b, "ReduceMax" if largest else "ReduceMin", x, rank)
     kk = b.const(np.array([k], np.int64))
-    _, chosen = best(b, maxima, kk, axis, largest, nan=False, by_index=True, k_static=k, rank=rank, bounded=True)
-    candidates = b.add("GatherND", [x, b.add("Unsqueeze", [chosen, b.const(np.array([-1], np.int64))])
-                                    if b.opset >= 13 else b.add("Unsqueeze", [chosen], axes=[-1])], batch_dims=axis)
-    candidates = b.add("Reshape", [candidates, b.const(np.array([0] * axis + [k * block], np.int64))])
-    values, places = best(b, candidates, kk, axis, largest, nan=False, by_index=by_index, k_static=k, rank=rank,
-                          bounded=True)  # at least k real candidates: the k best are finite
-    if block == 1:
-        return values, b.add("GatherElements", [chosen, places], axis=axis)
-    width = b.const(np.array(block, np.int64))
-    first = b.add("Mul", [b.add("GatherElements", [chosen, b.add("Div", [places, width])], axis=axis), width])
-    return values, b.add("Add", [first, b.add("Mod", [places, width])])
+
+    def candidates(b, chosen):  # the chosen blocks' elements, [..., k * block]
+        index = b.add("Unsqueeze", [chosen, b.const(np.array([-1], np.int64))]) if b.opset >= 13 \
+            else b.add("Unsqueeze", [chosen], axes=[-1])
+        return b.add("Reshape", [b.add("GatherND", [x, index], batch_dims=axis),
+                                 b.const(np.array([0] * axis + [k * block], np.int64))])
+
+    def indices(b, chosen, places):  # a candidate's place -> its index in the slice
+        if block == 1:
+            return b.add("GatherElements", [chosen, places], axis=axis)
+        width = b.const(np.array(block, np.int64))
+        first = b.add("Mul", [b.add("GatherElements", [chosen, b.add("Div", [places, width])], axis=axis), width])
+        return b.add("Add", [first, b.add("Mod", [places, width])])
+
+    def by_best(b):
+        _, chosen = best(b, maxima, kk, axis, largest, nan=False, by_index=True, k_static=k, rank=rank, bounded=True)
+        values, places = best(b, candidates(b, chosen), kk, axis, largest, nan=False, by_index=by_index, k_static=k,
+                              rank=rank, bounded=True)  # at least k real candidates: the k best are finite
+        return [values, indices(b, chosen, places)]
+
+    if m == k or block == 1:  # no (k+1)-th block or candidate
+        return tuple(by_best(b))
+    kk1 = b.const(np.array([k + 1], np.int64))
+    separate = []  # per choice: the k-th best value differs from the (k+1)-th in every slice
+
+    def top(values):  # the set of the k best by a TopK of k + 1; its places
+        sorted_values, places = b.add("TopK", [values, kk1], 2, axis=axis, largest=largest, sorted=1)
+        tied = b.add("Equal", [_slice(b, sorted_values, k - 1, k, axis), _slice(b, sorted_values, k, k + 1, axis)])
+        separate.append(b.reduce("ReduceMin", b.cast(b.add("Not", [tied]), TensorProto.INT32)))
+        return _slice(b, sorted_values, 0, k, axis), _slice(b, places, 0, k, axis)
+
+    _, chosen = top(maxima)  # in no particular order: the candidates' indices are mapped back
+    sorted_values, places = top(candidates(b, chosen))
+    index = indices(b, chosen, places)
+    if by_index:  # ascending (distinct keys)
+        index = b.add("TopK", [index, kk], 2, axis=axis, largest=0, sorted=1)[0]
+    else:  # equal values by ascending index (distinct keys)
+        index = b.add("GatherElements", [index, _order(b, _groups(b, sorted_values, axis), index,
+                                                       b.const(np.int64(n)), kk, axis)], axis=axis)
+    fast = [b.add("GatherElements", [key, index], axis=axis), index]
+    condition = b.cast(b.add("Mul", separate), TensorProto.BOOL)
+    elem = helper.np_dtype_to_tensor_dtype(np.asarray(pad).dtype)
+    return tuple(b.if_(condition, lambda sub: fast, by_best, [elem, TensorProto.INT64], [rank, rank]))
 
 
 def pairwise(b, key: str, k: str, n: int, rank: int, largest: int, *, nan: bool, by_index: bool = False,

@@ -78,6 +78,12 @@ BAD = [
      "topk=1 must be at most the number of elements"),
     ("ArgMax topk above the size", builder.arg_max_model(2, topk=7), "[np.zeros((2, 3), np.float32)]",
      "topk=7 must be at most the number of elements"),
+    # Flat index 2**24 + 1 does not fit float32 (OpenVINO's TopK reported it as 2**24).
+    *((f"ArgMax {label} at flat index 2**24 + 1", builder.arg_max_model(1, topk=1),
+       f"[np.concatenate([np.full(1, {first}, np.float32), np.zeros(2**24, np.float32), "
+       f"np.full(1, {last}, np.float32)])]", "a selected flat index is above 2**24")
+      for label, first, last in (("the maximum", 0, 1), ("a tie for the maximum (ncnn: the higher index)", 1, 1),
+                                 ("NaN (above +inf)", "np.inf", "np.nan"))),
 ]
 
 RUNTIMES = {
@@ -92,9 +98,10 @@ RUNTIMES = {
 }
 
 
-@pytest.mark.parametrize("runtime", RUNTIMES)
-@pytest.mark.parametrize("label, model, feeds, check", BAD, ids=[case[0] for case in BAD])
-def test_bad_input_fails_cleanly_in_every_runtime(tmp_path, runtime, label, model, feeds, check):
+def _last_line(tmp_path, runtime: str, model, feeds: str) -> str:
+    """The last line a child process printed after running the standalone ``model`` in
+    ``runtime`` on ``feeds`` (Python source): ``RETURNED`` and the outputs, or ``RAISED`` and
+    the error; it must not crash."""
     lowered, report = ortops.lower(model, fallback="none", standard=True)
     assert report.standalone and not report.unchanged
     path = tmp_path / "standalone.onnx"
@@ -107,6 +114,23 @@ except Exception as exc:
     print("RAISED", " ".join(str(exc).split()))
 """, timeout=120)
     assert child.status == 0, child.describe()  # no crash, no abort
-    last = child.lines()[-1]
+    return child.lines()[-1]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("label, model, feeds, check", BAD, ids=[case[0] for case in BAD])
+def test_bad_input_fails_cleanly_in_every_runtime(tmp_path, runtime, label, model, feeds, check):
+    last = _last_line(tmp_path, runtime, model, feeds)
     assert last.startswith("RAISED"), f"{label} in {runtime}: {last}"  # no output returned
     assert "rejects its input" in last and check in last, last  # the failing node is named after the check
+
+
+def test_arg_max_index_check_passes_flat_index_2_24(tmp_path):
+    """The check rejects only what it must: topk=2 of [0, 2, 0, ..., 0, -1] (2**24 + 2 elements)
+    selects 1, then of the equal zeros the highest index, 2**24 (exact in float32). In ORT only:
+    OpenVINO 2026.4.1 passed the check but returned [0, 2**24 - 1], its int64 arithmetic past
+    2**24 (the flat index n - 1 - position) computed as float32 rounds it."""
+    feeds = ("[np.concatenate([np.array([0, 2], np.float32), np.zeros(2**24 - 1, np.float32), "
+             "np.array([-1], np.float32)])]")
+    last = _last_line(tmp_path, "onnxruntime", builder.arg_max_model(1, topk=2), feeds)
+    assert last == f"RETURNED {[[[1.0, 2.0 ** 24]]]}", last

@@ -235,5 +235,12 @@ def test_the_prefilter_is_exact_on_ties_in_every_runtime(workers, shape, mode, s
     rng = np.random.default_rng(5)
     xs = [rng.choice(np.array(pool, np.float32), size=shape)
           for pool in ([1.0], [0.0, -0.0], [1.0, 2.0], [-np.inf, 3.0], [1.0, np.nan], [5.0, 4.0, 3.0])]
+    # Distinct values but the ten best in pairs, one pair a +0.0 and a -0.0: ties inside the k
+    # best (in the block maxima and the candidates), none at the k-th place: the fast choice.
+    n = shape[-1]
+    order = rng.permuted(np.tile(np.arange(n, dtype=np.float32), shape[:-1] + (1,)), axis=-1)
+    paired = np.where(order >= n - 10, order // 2 * 2, order) - np.float32((n - 4) // 2 * 2)
+    paired = np.where((paired == 0) & (np.cumsum(paired == 0, axis=-1) == 2), np.float32(-0.0), paired)
+    xs.append(paired if mode == "max" else -paired)
     want = [[np.asarray(v) for v in top_k(x, k, axis=-1, mode=mode, sort=sort, stable=1)] for x in xs]
     assert_exact_everywhere(workers, _standalone(model), [[x] for x in xs], want)

@@ -5,7 +5,8 @@ ncnn orders by value descending and, of equal values, the higher flat index firs
 j there is the flat index n-1-j. NaN (above +inf, all equal) is the hazard, composed exactly
 like TopK's (:func:`ortops.ops.compose.select`). Checks: topk <= the element count;
 the selected flat indices must fit float32 exactly (<= 2**24): guarded mode sends tensors of
-more than 2**24 + 1 elements to the PyOp, standalone mode checks the selected indices.
+more than 2**24 + 1 elements to the PyOp, standalone mode checks the selected values against
+the elements past 2**24 (not the indices as computed, which a runtime may round there).
 """
 
 from __future__ import annotations
@@ -71,12 +72,25 @@ def _compose(b, site, nan: bool) -> list[str]:
     last = b.add("Sub", [_size(b, site), b.const(np.int64(1))])
     indices = b.add("Sub", [last, positions])
     if not b.guarded:
-        indices = b.check(b.add("Not", [b.add("Greater", [b.reduce("ReduceMax", indices),
-                                                           b.const(np.int64(FLOAT32_EXACT_INT_MAX))])]),
-                          indices, f"ArgMax node {site.node.name!r} rejects its input: a selected flat index is above "
-                                   "2**24, which float32 cannot hold exactly", TensorProto.INT64, 1)
+        indices = b.check(_indices_fit(b, flat, values, topk), indices, f"ArgMax node {site.node.name!r} rejects its "
+                          "input: a selected flat index is above 2**24, which float32 cannot hold exactly",
+                          TensorProto.INT64, 1)
     row = np.array([1, topk], np.int64)
     indices = b.add("Reshape", [b.cast(indices, TensorProto.FLOAT), b.const(row)])
     if not site.attrs["out_max_val"]:
         return [indices]
     return [b.add("Concat", [b.add("Reshape", [values, b.const(row)]), indices], axis=0)]
+
+
+def _indices_fit(b, flat: str, values: str, topk: int) -> str:
+    """True when every selected flat index is at most 2**24, from the values alone, not the
+    indices as computed: OpenVINO 2026.4.1 computed ``n - 1 - position`` past 2**24 as float32
+    rounds it (2**24 + 1 came out as 2**24, and a check on it passed). In ncnn's order (of equal values, the higher index first) some selected index is above
+    2**24 iff some element past 2**24 ranks at least as high as the topk-th value, which is
+    order-free: NaN (above +inf) always does, a number when it is >= the topk-th value."""
+    past = (FLOAT32_EXACT_INT_MAX + 1, 2 ** 63 - 1, 0)
+    tail = b.add("Slice", [flat, *(b.const(np.array([v], np.int64)) for v in past)])
+    kth = b.add("Gather", [values, b.const(np.array([topk - 1], np.int64))])
+    at_least = b.add("Or", [b.add("Greater", [tail, kth]), b.add("Equal", [tail, kth])])
+    high = b.add("Or", [b.add("IsNaN", [tail]), at_least])
+    return b.add("Equal", [b.reduce("ReduceSum", b.cast(high, TensorProto.INT64)), b.const(np.int64(0))])

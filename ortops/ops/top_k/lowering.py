@@ -4,7 +4,8 @@ ONNX TopK-11 with ``sorted=1`` is a stable sort: of equal values (-0.0 and +0.0 
 lower index comes first, for ``largest`` 1 and 0. That is ortops' order, so the fast
 composition is ONNX TopK on the data (integers of a type ORT's TopK lacks are widened first,
 float16/bfloat16 go through float32: both exact), then for ``sort="index"`` a second TopK
-that sorts the selected indices ascending, and a GatherElements of the values.
+that sorts the selected indices ascending, and a GatherElements of the values (the first
+TopK unsorted where ORT's ``sorted=0`` selects the same set: ``"topk_unsorted_set"``).
 
 * NaN: ortops ranks NaN above +inf, all NaNs equal; ORT's order of NaN is undefined (it
   changed between releases). The hazard is ``IsNaN(ReduceSum(data))`` (cheap; +inf and -inf
@@ -113,6 +114,11 @@ def checks(b, site) -> list[tuple[str, str]]:
 REJECTS_K = "topk_rejects_bad_k"
 
 
+#: The runtime fact that ORT's TopK-11 with ``sorted=0`` selects the same elements as with
+#: ``sorted=1`` (of equal values at the k-th place, the lower indices; NaN as ortops orders it).
+UNSORTED_SET = "topk_unsorted_set"
+
+
 def runtime_facts() -> set[str]:
     """The facts about this process's ORT TopK-11 that the lowering may rely on, probed:
 
@@ -120,11 +126,14 @@ def runtime_facts() -> set[str]:
       first among NaNs, for largest 1 and 0, float and double, on the heap and the sort
       paths); ORT 1.32 does, 1.31 does not. Probed on a few NaN-heavy inputs against
       :func:`ortops.reference.top_k`.
+    * ``"topk_unsorted_set"``: with ``sorted=0`` it selects the elements ``sorted=1`` selects
+      (ORT 1.32's comparators break ties by index on every path), so that ``sort="index"``
+      skips the sort by value. Probed with the NaN order, on the selected index sets.
     * ``"topk_rejects_bad_k"``: it fails (never returns outputs) for k = -1, k = -2**63, k
       one above the axis length and a 1-D k of two values, as ONNX TopK's "a single positive
       value" asks.
     """
-    return _nan_order() | _rejects_bad_k()
+    return _selection_facts() | _rejects_bad_k()
 
 
 def _rejects_bad_k() -> set[str]:
@@ -146,24 +155,33 @@ def _rejects_bad_k() -> set[str]:
     return {REJECTS_K}
 
 
-def _nan_order() -> set[str]:
+def _selection_facts() -> set[str]:
+    """``"topk_nan_order"`` and ``"topk_unsorted_set"`` where ORT's TopK-11, ``sorted`` 1 and 0,
+    selects as :func:`ortops.reference.top_k` on a few tie- and NaN-heavy float and double
+    inputs, largest 1 and 0, on its heap and sort paths."""
     import onnxruntime as ort
+    from onnx import helper
 
     from .builder import onnx_top_k_model
     from .reference import top_k
 
     rng = np.random.default_rng(0)
+    ordered = unsorted = True
     for elem, dtype in ((TensorProto.FLOAT, np.float32), (TensorProto.DOUBLE, np.float64)):
+        pool = np.array([np.nan, -np.nan, 1, -np.inf, np.inf, 0.0, -0.0, 2], dtype)
         for largest in (1, 0):
             model = onnx_top_k_model(11, elem, 2, axis=1, largest=largest, sorted=1)
+            model.graph.node.append(helper.make_node("TopK", ["X", "K"], ["Set", "SetIndices"], axis=1,
+                                                     largest=largest, sorted=0))
+            model.graph.output.append(helper.make_tensor_value_info("SetIndices", TensorProto.INT64, [None, None]))
             session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
             for n, k in ((7, 4), (64, 3), (300, 250), (2000, 40)):
-                x = rng.choice(np.array([np.nan, -np.nan, 1, -np.inf, np.inf, 0.0, -0.0, 2], dtype), size=(3, n))
-                _, indices = session.run(None, {"X": x, "K": np.array([k])})
-                want = top_k(x, k, axis=1, mode="max" if largest else "min", sort="value")
-                if not np.array_equal(indices, want.indices):
-                    return set()
-    return {NAN_ORDER}
+                x = rng.choice(pool, size=(3, n))
+                indices, chosen = session.run(["Indices", "SetIndices"], {"X": x, "K": np.array([k])})
+                want = np.asarray(top_k(x, k, axis=1, mode="max" if largest else "min", sort="value").indices)
+                ordered &= np.array_equal(indices, want)
+                unsorted &= np.array_equal(np.sort(chosen, axis=1), np.sort(want, axis=1))
+    return {fact for fact, holds in ((NAN_ORDER, ordered), (UNSORTED_SET, unsorted)) if holds}
 
 
 def _pairwise(b, site) -> bool:
@@ -287,6 +305,11 @@ def _compose(b, site, nan: bool) -> list[str]:
     elif not b.guarded:
         values, indices = select(b, key, _k(b, site), axis, largest, nan, dtype, by_index=by_index, k_static=static,
                                  rank=site.ranks[0])
+    elif by_index and not nan and UNSORTED_SET in site.assume:  # the set, then by index: no sort by value
+        k = _k(b, site)
+        values, indices = b.add("TopK", [key, k], 2, axis=axis, largest=largest, sorted=0)
+        indices, order = b.add("TopK", [indices, k], 2, axis=axis, largest=0, sorted=1)
+        values = b.add("GatherElements", [values, order], axis=axis)
     else:
         k = _k(b, site)
         values, indices = select(b, key, k, axis, largest, nan, dtype)
