@@ -5,55 +5,8 @@ standard-op compositions), the OpenVINO and lowered-path oracles (:data:`OPENVIN
 ``ortops compare``'s node audits (:data:`AUDITS`). Every update's target is worked out once
 (:func:`flat_targets`).
 
-
-Oracles, and what is comparable
--------------------------------
-* **reference**: :func:`ortops.reference.scatter_elements_update`, always. Integers compare
-  exactly, floats within :func:`~ortops.arrays.tolerance`. A case whose inputs
-  the spec rejects (mean on bool) agrees when both ortops and the reference raise OpError.
-* **expected**: a seed example's output, ONNX's backend test vectors, or a plain NumPy
-  computation (real model), named by ``expected_from``.
-* **onnxruntime ScatterElements-v**: ``use_init_val=1`` with none/sum/prod/min/max maps onto the
-  standard node with reduction none/add/mul/min/max, run side by side with the ortops node in
-  one model (:func:`~ortops.builder.scatter_elements_update_side_by_side`).
-* **onnxruntime composition**: ``mean`` and ``use_init_val=0`` have no standard reduction; they
-  are compared with the standard-op composition an exporter would emit
-  (:func:`~ortops.builder.scatter_mean_composition`). For signed integer
-  mean also with the composition a naive exporter emits (plain integer ``Div``).
-
-Every divergence is *observed*, then explained only when the explanation reproduces it:
-
-* ``reduction="none"`` with several updates for one target is undefined in both specs (ortops:
-  the last in row-major order wins). Only positions with at most one update are compared
-  strictly; a difference at the others is explained.
-* ORT accumulates float32 sums and products in float32, update by update; ortops in float64,
-  rounded once. Explained when ORT's result equals a float32 simulation of its order.
-* ORT's min/max keep ``a < b ? a : b``, so a NaN survives or vanishes by operand order; the
-  spec (and ortops) propagate NaN. Explained when a simulation of ORT's rule reproduces it.
-* Plain integer ``Div`` truncates toward zero; the spec's mean rounds toward -inf. Explained
-  where the naive composition is exactly one above ortops and the exact sum is negative.
-* The composition's int64 (uint64) sums wrap where the exact sums leave that range. Explained
-  when the exact sums (Python integers) prove it.
-* Types ORT lacks (e.g. bool min/max at run time) are observed: the check is *skipped* with
-  ORT's own message, as in the TopK suite.
-
-OpenVINO
---------
-* Computed floats compare with :func:`ortops.arrays.tolerance`; with
-  ``reduction="none"`` and several updates for one element, any of them is accepted.
-* A difference is explained when OpenVINO's answer equals a recomputation of the CPU plugin's
-  known behaviour (truncating and element-type-accumulating integer mean, int32 arithmetic for
-  int64/uint32/uint64, float32 for float64, float32/float16 accumulation), or, with NaN, when
-  every differing element is one whose reduction saw a NaN.
-* Invalid cases are never run in OpenVINO (``OPENVINO.RUN_INVALID``).
-
-Two runtimes at a node (``ortops compare``): ``ScatterElements``, ``ScatterND`` and the ortops node
-------------------------------------------------------------------------------------------------
-Where two runtimes' outputs differ, each differing element is traced to the updates that target
-it. The difference is explained when every differing element is the target of several updates
-(duplicate indices: the order of ``reduction="none"`` is undefined, float sums and products depend
-on the order of accumulation, an integer mean is rounded differently), or saw a NaN. An index
-outside [-d, d-1] is reported by the precheck (OpenVINO's CPU plugin writes out of bounds there).
+How each oracle is compared, and what explains a difference: docs/conformance.md, "How each op
+is judged", ScatterElementsUpdate.
 """
 
 from __future__ import annotations
