@@ -147,34 +147,6 @@ def _counts(case: Case) -> np.ndarray:
 # ----------------------------------------------------------------------------- simulations of ORT
 
 
-def _simulate_ort(case: Case) -> np.ndarray:
-    """What ORT's ScatterElements (and the composition) compute: update by update, in the
-    element type, with ``a < b ? a : b`` min and ``a > b ? a : b`` max; mean as sum / count."""
-    data, updates = case.inputs["data"], case.inputs["updates"]
-    reduction, use_init_val = case.attrs["reduction"], case.attrs["use_init_val"]
-    targets, values = _targets(case), updates.reshape(-1)
-    acc = data.reshape(-1).copy()
-    touched = np.zeros(acc.size, bool)
-    touched[targets] = True
-    if not use_init_val:
-        acc[touched] = reduction_identity(reduction, data.dtype)
-    with np.errstate(all="ignore"):
-        if reduction in ("min", "max"):
-            for target, value in zip(targets.tolist(), values.tolist()):
-                current = acc[target]
-                keep = current < value if reduction == "min" else current > value
-                acc[target] = current if keep else value
-        elif reduction == "mean":
-            counts = np.ones(acc.size, np.int64)
-            counts[touched] = 0 if not use_init_val else 1
-            np.add.at(acc, targets, values)
-            np.add.at(counts, targets, 1)
-            acc = acc / counts.astype(acc.dtype)
-        else:
-            {"sum": np.add, "prod": np.multiply}[reduction].at(acc, targets, values)
-    return acc.reshape(data.shape).astype(data.dtype)
-
-
 def _exact_sums(case: Case) -> np.ndarray:
     """Exact integer sums of the mean (Python ints), one per element of data."""
     data, updates = case.inputs["data"], case.inputs["updates"]
@@ -192,10 +164,10 @@ def _explain(case: Case, oracle: str, got: np.ndarray, other: np.ndarray) -> Che
     reduction = case.attrs["reduction"]
     diff = difference("output", got, other, right=oracle)
     if data.dtype.kind == "f" and reduction in ("min", "max") and (has_nan(data) or has_nan(updates)):
-        if same(_simulate_ort(case), other):
+        if same(_sequential(case, data.dtype, wrapping=True, mean="trunc", keep_acc=True), other):
             return Check(oracle, "explained", _NAN_MIN_MAX, topic="nan", difference=diff)
     if data.dtype == np.float32 and reduction in ("sum", "prod", "mean"):
-        if close(_simulate_ort(case), other):
+        if close(_sequential(case, data.dtype, wrapping=True, mean="trunc", keep_acc=True), other):
             return Check(oracle, "explained", _FLOAT32_ACCUMULATION, topic="float-accumulation", difference=diff)
     if data.dtype.kind in "iu" and reduction == "mean":
         sums = _exact_sums(case)
@@ -473,12 +445,14 @@ def _trunc_div(total: int, count: int) -> int:
     return -q if total < 0 else q
 
 
-def _cpu_scatter(case: Case, work, *, wrapping: bool, mean: str) -> np.ndarray:
-    """ScatterElementsUpdate as OpenVINO's CPU plugin computes it, sequentially in row-major
-    order of ``indices``: inputs converted to ``work`` (int32 wraps, float32 rounds), each
-    update combined in ``work`` (integers wrap when ``wrapping``, else exact), the integer mean
-    divided by ``mean`` ("trunc" toward zero or "floor"), max/min as ``u > acc ? u : acc``
-    (NaN updates never win), the result converted back to the case's dtype."""
+def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool = False) -> np.ndarray:
+    """ScatterElementsUpdate computed sequentially in row-major order of ``indices``, as
+    OpenVINO's CPU plugin and ORT's ScatterElements do: inputs converted to ``work`` (int32
+    wraps, float32 rounds), each update combined in ``work`` (integers wrap when ``wrapping``,
+    else exact), the integer mean divided by ``mean`` ("trunc" toward zero or "floor"), float
+    max/min as the CPU plugin's ``u > acc ? u : acc`` (a NaN update never wins) or, with
+    ``keep_acc``, ORT's ``acc > u ? acc : u`` (a NaN survives or vanishes by operand order),
+    the result converted back to the case's dtype."""
     data, updates = case.inputs["data"], case.inputs["updates"]
     reduction, use_init = case.attrs.get("reduction", "none"), case.attrs.get("use_init_val", 1)
     work = np.dtype(work)
@@ -494,7 +468,8 @@ def _cpu_scatter(case: Case, work, *, wrapping: bool, mean: str) -> np.ndarray:
             combine = {"sum": any, "max": any, "prod": all, "min": all}[reduction]
             out[target] = combine(([bool(out[target])] if use_init else []) + [bool(v) for v in values])
             continue
-        acc = _start(out[target], reduction, work, use_init, is_int)
+        acc = out[target] if use_init else reduction_identity(reduction, work)
+        acc = int(acc) if is_int else work.type(acc)
         count = 1 if use_init else 0
         for v in values:
             count += 1
@@ -505,7 +480,8 @@ def _cpu_scatter(case: Case, work, *, wrapping: bool, mean: str) -> np.ndarray:
                 acc = wrap(acc, work) if wrapping else acc
             else:
                 acc = {"sum": lambda: acc + v, "mean": lambda: acc + v, "prod": lambda: acc * v,
-                       "max": lambda: v if v > acc else acc, "min": lambda: v if v < acc else acc}[reduction]()
+                       "max": lambda: acc if (acc > v if keep_acc else not v > acc) else v,
+                       "min": lambda: acc if (acc < v if keep_acc else not v < acc) else v}[reduction]()
         if reduction == "mean":
             if is_int:
                 acc = _trunc_div(acc, count) if mean == "trunc" else acc // count
@@ -514,19 +490,6 @@ def _cpu_scatter(case: Case, work, *, wrapping: bool, mean: str) -> np.ndarray:
         out[target] = wrap(acc, work) if is_int else acc
     with np.errstate(all="ignore"):
         return out.astype(data.dtype)
-
-
-def _start(value, reduction, work, use_init, is_int):
-    if use_init:
-        return int(value) if is_int else work.type(value)
-    if reduction in ("sum", "mean"):
-        return 0 if is_int else work.type(0)
-    if reduction == "prod":
-        return 1 if is_int else work.type(1)
-    if is_int:
-        info = np.iinfo(work)
-        return int(info.min if reduction == "max" else info.max)
-    return work.type(-np.inf if reduction == "max" else np.inf)
 
 
 def _nan_evidence(case: Case, got, want) -> str | None:
@@ -549,21 +512,21 @@ def _hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.ndarray]]]:
     hyps = []
     if dtype.kind in "iu" and reduction == "mean":
         hyps.append(("integer-mean-rounding", "the exact sum divided with truncation toward zero",
-                     lambda: _cpu_scatter(case, dtype, wrapping=False, mean="trunc")))
+                     lambda: _sequential(case, dtype, wrapping=False, mean="trunc")))
         hyps.append(("narrow-type-overflow", f"the sum accumulated in {dtype} (wrapping), divided with truncation "
-                     "toward zero", lambda: _cpu_scatter(case, dtype, wrapping=True, mean="trunc")))
+                     "toward zero", lambda: _sequential(case, dtype, wrapping=True, mean="trunc")))
     if dtype == np.float64:
         hyps.append(("float64-precision", "the CPU plugin's float32 arithmetic, sequentially (inputs saturated to "
-                     "float32's range)", lambda: _cpu_scatter(case, np.float32, wrapping=True, mean="trunc")))
+                     "float32's range)", lambda: _sequential(case, np.float32, wrapping=True, mean="trunc")))
     elif dtype == np.uint64 or dtype in (np.int64, np.uint32):
         hyps.append(("uint64" if dtype == np.uint64 else "int32-narrowing", "the CPU plugin's int32 arithmetic "
-                     "(wrapping, truncating mean)", lambda: _cpu_scatter(case, np.int32, wrapping=True, mean="trunc")))
+                     "(wrapping, truncating mean)", lambda: _sequential(case, np.int32, wrapping=True, mean="trunc")))
     elif dtype == np.float32 and reduction in ("sum", "prod", "mean"):
         hyps.append(("float-accumulation", "float32 accumulation, one rounding per update",
-                     lambda: _cpu_scatter(case, np.float32, wrapping=True, mean="trunc")))
+                     lambda: _sequential(case, np.float32, wrapping=True, mean="trunc")))
     elif dtype == np.float16 and reduction in ("sum", "prod", "mean"):
         hyps.append(("float16-bfloat16", "float16 accumulation, one rounding per update",
-                     lambda: _cpu_scatter(case, np.float16, wrapping=True, mean="trunc")))
+                     lambda: _sequential(case, np.float16, wrapping=True, mean="trunc")))
     return hyps
 
 
@@ -592,7 +555,7 @@ def _explain_standalone(case: Case, got, want) -> Check | None:
     explained = _openvino_explain(case, got, want)
     if explained is not None or case.inputs["data"].dtype != np.float64:
         return explained
-    simulated = _cpu_scatter(case, np.float32, wrapping=True, mean="trunc").astype(np.float32)
+    simulated = _sequential(case, np.float32, wrapping=True, mean="trunc").astype(np.float32)
     seen = np.asarray(got[0]).astype(np.float32)
     if seen.shape != simulated.shape:
         return None
