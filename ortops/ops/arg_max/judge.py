@@ -122,6 +122,13 @@ def _first_line(exc: BaseException) -> str:
 # ----------------------------------------------------------------------------- the judge
 
 
+def _versus(oracle: str, got: np.ndarray, want: np.ndarray) -> Check:
+    if _identical(got, want):
+        return Check(oracle, "agree")
+    return Check(oracle, "unexplained", "results differ", detail=_describe(got, want),
+                 difference=difference("output", got, want, right=oracle))
+
+
 def _exact_check(case: Case, got: np.ndarray, builtin: np.ndarray) -> Check:
     data = case.inputs["data"]
     if _identical(builtin, got):
@@ -236,14 +243,9 @@ def judge(case: Case) -> list[Check]:
     data, attrs = case.inputs["data"], case.attrs
     got, builtin = _run_side_by_side(data, attrs)
     ref = reference.arg_max(data, **attrs)
-    checks = [Check("reference", "agree") if _identical(got, ref)
-              else Check("reference", "unexplained", "results differ", detail=_describe(got, ref),
-                    difference=difference("output", got, ref, right="reference"))]
+    checks = [_versus("reference", got, ref)]
     if case.expected is not None and "output" in case.expected:
-        want = case.expected["output"]
-        checks.append(Check(case.expected_from, "agree") if _identical(got, want)
-                      else Check(case.expected_from, "unexplained", "results differ", detail=_describe(got, want),
-                            difference=difference("output", got, want, right=case.expected_from)))
+        checks.append(_versus(case.expected_from, got, case.expected["output"]))
     if case.expected is not None and "onnx_output" in case.expected:
         checks.append(_onnx_slice_check(case))
     checks.append(_exact_check(case, got, builtin))
