@@ -89,9 +89,19 @@ def _standard_feed(case: Case) -> tuple[dict[str, np.ndarray], int, str]:
     return feed, np_dtype_to_tensor_dtype(indices.dtype), note
 
 
-def _unsupported_at_run_time(exc: Exception) -> bool:
-    text = str(exc)
-    return "not supported" in text or "NOT_IMPLEMENTED" in text
+def _observe(oracle: str, run: Callable, missing: str, rejects: str):
+    """``run()``, or the skipped check when ORT has no kernel for it (``missing``) or rejects its
+    type at run time (``rejects``). OpError, and any other failure, propagates."""
+    try:
+        return run()
+    except BuiltinUnavailable as exc:
+        return Check(oracle, "skipped", f"ORT {ort_version()} {missing}", detail=str(exc))
+    except OpError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - only ORT's own "not supported" is a skip; the rest re-raised
+        if "not supported" not in str(exc) and "NOT_IMPLEMENTED" not in str(exc):
+            raise
+        return Check(oracle, "skipped", f"ORT {ort_version()} {rejects}", detail=str(exc).strip().splitlines()[-1][:300])
 
 
 # ----------------------------------------------------------------------------- comparing
@@ -207,20 +217,10 @@ def _side_by_side(case: Case, version: int) -> tuple[np.ndarray, np.ndarray] | C
     model = scatter_elements_update_side_by_side(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=_axis_value(case),
                                                  **case.attrs, indices_type=np_dtype_to_tensor_dtype(indices.dtype))
     feed = {k: case.inputs[k] for k in ("data", "indices", "updates")}
-    try:
-        output, builtin = ortops_session(model).run(None, feed)
-    except BuiltinUnavailable as exc:
-        return Check(oracle, "skipped", f"ORT {ort_version()} has no {data.dtype} ScatterElements-{version} kernel "
-                     "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc))
-    except OpError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - only ORT's own "not supported" is a skip; the rest re-raised
-        if not _unsupported_at_run_time(exc):
-            raise
-        return Check(oracle, "skipped", f"ORT {ort_version()} ScatterElements-{version} rejects {data.dtype} "
-                     f"reduction={ONNX_REDUCTION[reduction]!r} at run time; compared with the reference only",
-                     detail=str(exc).strip().splitlines()[-1][:300])
-    return output, builtin
+    return _observe(oracle, lambda: tuple(ortops_session(model).run(None, feed)),
+                    f"has no {data.dtype} ScatterElements-{version} kernel (NOT_IMPLEMENTED); compared with the "
+                    "reference only", f"ScatterElements-{version} rejects {data.dtype} "
+                    f"reduction={ONNX_REDUCTION[reduction]!r} at run time; compared with the reference only")
 
 
 def _builtin_checks(case: Case, version: int, got: np.ndarray, run) -> list[Check]:
@@ -233,8 +233,7 @@ def _builtin_checks(case: Case, version: int, got: np.ndarray, run) -> list[Chec
         return [Check(oracle, "unexplained", "ortops gave a different answer in the side-by-side model",
                       difference=difference("output", output, got, left="ortops (side-by-side model)",
                                             right="ortops (alone)"))]
-    note = _CAST_INDICES if case.inputs["indices"].dtype not in (np.int32, np.int64) else ""
-    checks = [_builtin_versus(case, oracle, got, builtin, note)]
+    checks = [_builtin_versus(case, oracle, got, builtin, _standard_feed(case)[2])]
     if case.expected is not None:
         checks.append(_versus(f"{oracle} vs {case.expected_from}", builtin, case.expected["output"], left=oracle))
     return checks
@@ -278,18 +277,12 @@ def _composition_checks(case: Case, got: np.ndarray) -> list[Check]:
         model = scatter_mean_composition(np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=_axis_value(case),
                                          reduction=reduction, use_init_val=use_init_val, rounding=rounding,
                                          indices_type=indices_type)
-        try:
-            output = plain_session(model).run(None, feed)[0]
-        except BuiltinUnavailable as exc:
-            checks.append(Check(oracle, "skipped", f"ORT {ort_version()} lacks a kernel the composition needs for "
-                                f"{data.dtype} (NOT_IMPLEMENTED)", detail=str(exc)))
-            continue
-        except Exception as exc:  # noqa: BLE001 - only ORT's own "not supported" is a skip
-            if not _unsupported_at_run_time(exc):
-                raise
-            checks.append(Check(oracle, "skipped", f"ORT {ort_version()} ScatterElements-18 rejects {data.dtype} "
-                                f"reduction={ONNX_REDUCTION[reduction]!r} at run time",
-                                detail=str(exc).strip().splitlines()[-1][:300]))
+        output = _observe(oracle, lambda: plain_session(model).run(None, feed)[0],
+                          f"lacks a kernel the composition needs for {data.dtype} (NOT_IMPLEMENTED)",
+                          f"ScatterElements-18 rejects {data.dtype} reduction="
+                          f"{ONNX_REDUCTION.get(reduction, 'add')!r} at run time")
+        if isinstance(output, Check):
+            checks.append(output)
             continue
         if close(got, output):
             checks.append(Check(oracle, "agree", detail=note))
@@ -415,12 +408,7 @@ def topics(case: Case) -> set[str]:
 
 def expected(inputs: dict, attrs: dict) -> list[np.ndarray]:
     """ortops' answer (the reference), float16 computed in float64 and rounded once as ortops does."""
-    data = inputs["data"]
-    if data.dtype == np.float16:
-        out = reference.scatter_elements_update(data.astype(np.float64), inputs["indices"],
-                                                inputs["updates"].astype(np.float64), inputs["axis"], **attrs)
-        return [out.astype(np.float16)]
-    return [reference.scatter_elements_update(data, inputs["indices"], inputs["updates"], inputs["axis"], **attrs)]
+    return list(SCATTER_ELEMENTS_UPDATE.run_reference(inputs, attrs))
 
 
 def _openvino_matches(case: Case, got, want) -> tuple[bool, bool]:
