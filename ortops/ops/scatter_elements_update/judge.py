@@ -533,13 +533,10 @@ def _openvino_explain(case: Case, got, want, ov=None) -> Check | None:
 
 
 def _explain_standalone(case: Case, got, want) -> Check | None:
-    """The standalone lowering run in OpenVINO (:mod:`ortops.conformance.lowering`): the CPU
-    plugin's known behaviours of :func:`explain` (the lowering ends in ONNX ScatterElements, which
-    OpenVINO runs as its own ScatterElementsUpdate). float64 data, which the plugin computes in
-    float32, is also explained when every element is within one float32 step of the plugin's
-    float32 arithmetic simulated in order (measured with OpenVINO 2026.4.1: through the
-    composition's nodes an element that no update touches came back as the other float32
-    neighbour of its float64 value); the detail says so."""
+    """The standalone lowering run in OpenVINO (it ends in ONNX ScatterElements, which OpenVINO
+    runs as its own ScatterElementsUpdate): the CPU plugin's known behaviours of
+    :func:`_openvino_explain`, and for float64 data every element within one float32 step of the
+    plugin's float32 arithmetic simulated in order (the case measured: docs/lowering.md)."""
     explained = _openvino_explain(case, got, want)
     if explained is not None or case.inputs["data"].dtype != np.float64:
         return explained
