@@ -1,14 +1,8 @@
 """ortops' operators, one folder each, and the list the shared layers loop over.
 
-Each ``ortops/ops/<op>/`` holds everything about one op: ``spec.py`` (its :class:`OpSpec`, with
-links to the layers below), ``checks.py`` (input validation), ``reference.py`` (the plain NumPy
-reference), ``kernel.py`` (the fast kernel the bridge runs), ``builder.py`` (ONNX models),
-``openvino.py`` (the OpenVINO conversion), ``lowering.py``, ``divergences.py`` (its known
-divergences), ``cases.py`` (its conformance cases, as data), ``judge.py`` (the one judge of its
-answers, for every caller: ORT, OpenVINO, ncnn, ``ortops compare``'s audits) and ``bench.py``; an
-op ncnn has also ``ncnn.py``. A folder imports only the core; the tool layers reach its layers
-through the spec's links and state what they need as typing Protocols. Adding an op is one new
-folder plus one line in :data:`OPS`.
+What an op folder holds (spec, checks, reference, kernel, builder, OpenVINO conversion, lowering,
+divergences, cases, the one judge, bench), and how the tool layers reach it through typing
+Protocols, is in docs/architecture.md. Adding an op is one new folder plus one line in :data:`OPS`.
 """
 
 from __future__ import annotations

@@ -294,6 +294,24 @@ class OpSpec:
             raise ValueError(f"{self.op_type}: no private type of {table.name} {table.private_types} holds {type_name}")
         return wide
 
+    def run_reference(self, inputs: Mapping[str, np.ndarray], attrs: Mapping[str, Any]) -> tuple:
+        """The reference's outputs for ``inputs`` (by the spec's names) as ortops computes them:
+        float16 data in the :class:`Carrier`'s type, the outputs of the data's type cast back once.
+        Raises OpError where the reference does."""
+        from .. import dtypes
+
+        args = [inputs[name] for name in self.inputs]
+        carried = self.carrier is not None and args[0].dtype == np.float16
+        if carried:
+            via = dtypes.from_name(self.carrier.via).numpy
+            args = [x.astype(via) if i in self.carrier.inputs else x for i, x in enumerate(args)]
+        result = self.reference(*args, **attrs)
+        result = result if isinstance(result, tuple) else (result,)
+        if carried:
+            result = tuple(out.astype(np.float16) if t == self.input_types[0] else out
+                           for out, t in zip(result, self.output_types))
+        return result
+
     def defaults(self) -> dict[str, Any]:
         """The attributes that have defaults, with them."""
         return {a.name: a.default for a in self.attrs if not a.required}

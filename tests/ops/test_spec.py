@@ -160,3 +160,17 @@ def test_schemas_come_from_the_specs():
         for table in op.type_params:
             assert constraints[table.name] == {f"tensor({n})" for n in (table.schema_types or table.types)}
         assert {a for a in schema.attributes} == {a.name for a in op.attrs}
+
+
+def test_run_reference_carries_float16_as_the_bridge_does():
+    data = np.array([1.5, -2.0, 65504.0], np.float16)
+    attrs = dict(axis=0, mode="max", sort="value", stable=1, index_element_type="i64")
+    values, indices = TOP_K.run_reference({"data": data, "k": np.array([2])}, attrs)
+    assert values.dtype == np.float16 and values.tolist() == [65504.0, 1.5] and indices.tolist() == [2, 0]
+    updates = np.array([1.0, 2.0**-11, 2.0**-11], np.float16)  # 1 + 2**-11 is a float16 tie: it rounds to 1
+    inputs = {"data": np.zeros(2, np.float16), "indices": np.array([0, 0, 0]), "updates": updates,
+              "axis": np.array([0])}
+    (output,) = SCATTER_ELEMENTS_UPDATE.run_reference(inputs, dict(reduction="sum", use_init_val=1))
+    assert output.dtype == np.float16 and output.tolist() == [1.0 + 2.0**-10, 0.0]  # float64 sum, rounded once
+    with pytest.raises(OpError):
+        ARG_MAX.run_reference({"data": np.ones(3, np.float16)}, dict(out_max_val=0, topk=1))

@@ -4,67 +4,8 @@ not, which known divergence (topic) explains it - for every caller: the conforma
 and lowered-path oracles (:data:`OPENVINO`), real ncnn (:data:`NCNN`) and ``ortops compare``'s
 node audits (:data:`AUDITS`).
 
-
-Oracles, and what is comparable
--------------------------------
-* **reference** - :func:`ortops.reference.arg_max`, compared bit for bit (NaN equal to NaN).
-* **the exact built-in composition** (:func:`ortops.builder.onnx_arg_max_equivalent`),
-  run side by side with the ortops node in one model: ``Reshape(-1)`` + ``ArgMax(axis=0,
-  keepdims=1, select_last_index=1)`` for topk=1, TopK-11 on the reversed flattened tensor
-  for topk>1. Compared exactly. On an input holding NaN ORT's ArgMax and TopK do not order
-  NaN like ortops (NaN above +inf, the higher index first among NaNs): a difference there is
-  *explained*, with ORT's answer in the detail.
-* **the naive mapping**, TopK-11 straight on the flattened tensor. It puts the LOWER index
-  first among equal values, ncnn the HIGHER. Its answer is first checked against that rule
-  (a stable descending sort), then: identical -> agree; the same elements in another order
-  (ties inside the top-k only) -> agree, compared as sets; different elements -> *explained*
-  only when the k-th value also occurs outside the top-k (a tie at the boundary).
-* **expected outputs** written by someone else: the seed walk-through's values (by hand) and
-  ONNX's ArgMax backend vectors. ONNX's vectors reduce along one axis; ncnn's layer sees the
-  whole tensor. Every 1-D slice along the ONNX axis is a tensor that ncnn's layer flattens to
-  itself, so ortops (topk=1) on each slice is compared with ONNX's expected output at that
-  position: equivalent when ``select_last_index=1``, or when the slice's maximum is unique.
-  With ``select_last_index=0`` and a tied maximum ONNX takes the first, ncnn the last:
-  *explained*. The whole tensor goes through the exact composition like every other case.
-* **real ncnn** - only with ``--oracle ncnn``, after ``ortops install-oracle ncnn`` (the layer
-  is off in default builds: the pip wheel answers "layer ArgMax not exists"); judged by
-  :data:`NCNN`, fed as one unpadded channel. ncnn's
-  ``Mat::total()`` counts the padding that rounds each channel up to 16 bytes, so in its native
-  layouts its flat indices (and the elements it ranks) differ; ortops counts logical
-  elements, in C order.
-* **errors** - topk above the element count, an empty input and a selected index above 2**24
-  must raise :class:`ortops.OpError` in ortops and in the reference (ncnn: undefined
-  behaviour, or a silently rounded float32 index).
-
-OpenVINO
---------
-OpenVINO runs the exact composition of :mod:`ortops.ops.arg_max.openvino`: the answer must be
-ortops' exactly; with NaN (undefined in ncnn) a difference is explained when OpenVINO agrees
-on the data replaced by its ranks in ortops' order.
-
-Real ncnn
----------
-ncnn runs its own ArgMax layer (:mod:`ortops.ops.arg_max.ncnn`), fed as one ``(1, 1, N)``
-channel so that no padding is involved: ncnn's flat index i is ortops' flat index i. The
-answer must be ortops' bit for bit (values and indices; any NaN equals any NaN).
-
-Known differences, explained only when shown in the case itself:
-
-* **NaN** (ncnn's ``std::partial_sort`` with ``std::greater`` on (value, index) pairs has no
-  consistent order with NaN): ncnn is re-run on the data replaced by its ranks in ortops' order
-  (NaN above +inf, all NaNs equal, -0.0 == +0.0), the same selection without NaN; the
-  difference is explained when ncnn's indices there equal ortops'. The detail quotes what
-  ncnn returned on the real data.
-* **topk above the element count**, an empty input, a selected index above 2**24: ortops
-  raises OpError; what ncnn did (stray values, a crash) is judged by the shared oracle.
-
-NaN cases run in a child process of their own (``NCNN.isolate``).
-
-Two runtimes at a node (``ortops compare``): ``ArgMax``, ``ArgMin`` and the ortops node
-----------------------------------------------------------------------------------
-Each answer is turned into a selection of one (or ``topk``) elements and judged by
-:func:`ortops.ops.selection.judge_selection`: two valid answers that differ pick different
-positions of equal values (topic ``ties``); NaN slices are topic ``nan``.
+How each oracle is compared, and what explains a difference: docs/conformance.md, "How each op
+is judged", ArgMax.
 """
 
 from __future__ import annotations
@@ -181,6 +122,13 @@ def _first_line(exc: BaseException) -> str:
 # ----------------------------------------------------------------------------- the judge
 
 
+def _versus(oracle: str, got: np.ndarray, want: np.ndarray) -> Check:
+    if _identical(got, want):
+        return Check(oracle, "agree")
+    return Check(oracle, "unexplained", "results differ", detail=_describe(got, want),
+                 difference=difference("output", got, want, right=oracle))
+
+
 def _exact_check(case: Case, got: np.ndarray, builtin: np.ndarray) -> Check:
     data = case.inputs["data"]
     if _identical(builtin, got):
@@ -295,14 +243,9 @@ def judge(case: Case) -> list[Check]:
     data, attrs = case.inputs["data"], case.attrs
     got, builtin = _run_side_by_side(data, attrs)
     ref = reference.arg_max(data, **attrs)
-    checks = [Check("reference", "agree") if _identical(got, ref)
-              else Check("reference", "unexplained", "results differ", detail=_describe(got, ref),
-                    difference=difference("output", got, ref, right="reference"))]
+    checks = [_versus("reference", got, ref)]
     if case.expected is not None and "output" in case.expected:
-        want = case.expected["output"]
-        checks.append(Check(case.expected_from, "agree") if _identical(got, want)
-                      else Check(case.expected_from, "unexplained", "results differ", detail=_describe(got, want),
-                            difference=difference("output", got, want, right=case.expected_from)))
+        checks.append(_versus(case.expected_from, got, case.expected["output"]))
     if case.expected is not None and "onnx_output" in case.expected:
         checks.append(_onnx_slice_check(case))
     checks.append(_exact_check(case, got, builtin))

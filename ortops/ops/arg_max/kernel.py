@@ -19,11 +19,7 @@ HIGHER flat index first (ncnn's ``std::partial_sort`` with ``std::greater`` on p
   the lower index first among equal values, and on the reversed tensor the lower index is
   the higher original one (``i -> n - 1 - i``).
 
-Measured through ``ortops.InferenceSession`` on a shared 2-core machine (medians of
-interleaved runs): topk=1 on [1, 1e6] and [64, 32000] takes 0.2-0.3x the time of ORT's
-Reshape + ArgMax(select_last_index=1); topk=100 takes 1.05-1.25x the time of ORT's TopK-11
-on the flattened tensor, for normal, softmax-like and tie-heavy data. Most of the rest is
-the PyOp bridge copying the input.
+Its speed against ORT's built-ins is measured in docs/performance.md.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import onnx
 from onnx.helper import make_tensor_type_proto
 
@@ -18,21 +20,12 @@ def _infer(ctx) -> None:
     ctx.set_output_type(0, make_tensor_type_proto(onnx.TensorProto.FLOAT, [rows, attr_value(ctx, "topk", 1)]))
 
 
-# The op's layers, each imported on first use by a plain relative import: they import the core
-# that holds this spec (tests/test_structure.py allows these links and no other upward import).
-def _reference():
-    from .reference import arg_max
-    return arg_max
-
-
+# The layers on the path of a session, each imported alone on first use, then the others together:
+# plain relative imports of layers that import the core holding this spec (links that
+# tests/test_structure.py allows, and no other upward import).
 def _kernel():
     from .kernel import arg_max
     return arg_max
-
-
-def _openvino():
-    from .openvino import convert
-    return convert
 
 
 def _lowering():
@@ -40,19 +33,9 @@ def _lowering():
     return lowering
 
 
-def _cases():
-    from . import cases
-    return cases
-
-
-def _judge():
-    from . import judge
-    return judge
-
-
-def _bench():
-    from . import bench
-    return bench
+def _layers():
+    from . import bench, cases, judge, openvino, reference
+    return SimpleNamespace(bench=bench, cases=cases, judge=judge, openvino=openvino, reference=reference)
 
 
 ARG_MAX = OpSpec(
@@ -75,12 +58,12 @@ ARG_MAX = OpSpec(
         TypeParam("T_OUT", ("float",), "float32"),
     ),
     infer_shapes=_infer,
-    reference=Deferred(_reference),
+    reference=Deferred(lambda: _layers().reference.arg_max),
     kernel=Deferred(_kernel),
-    openvino=Deferred(_openvino),
-    cases=_cases,
-    judge=_judge,
-    bench=_bench,
+    openvino=Deferred(lambda: _layers().openvino.convert),
+    cases=lambda: _layers().cases,
+    judge=lambda: _layers().judge,
+    bench=lambda: _layers().bench,
     lowering=_lowering,
     divergences=DIVERGENCES,
     session_path="pyop",

@@ -5,55 +5,8 @@ standard-op compositions), the OpenVINO and lowered-path oracles (:data:`OPENVIN
 ``ortops compare``'s node audits (:data:`AUDITS`). Every update's target is worked out once
 (:func:`flat_targets`).
 
-
-Oracles, and what is comparable
--------------------------------
-* **reference**: :func:`ortops.reference.scatter_elements_update`, always. Integers compare
-  exactly, floats within :func:`~ortops.arrays.tolerance`. A case whose inputs
-  the spec rejects (mean on bool) agrees when both ortops and the reference raise OpError.
-* **expected**: a seed example's output, ONNX's backend test vectors, or a plain NumPy
-  computation (real model), named by ``expected_from``.
-* **onnxruntime ScatterElements-v**: ``use_init_val=1`` with none/sum/prod/min/max maps onto the
-  standard node with reduction none/add/mul/min/max, run side by side with the ortops node in
-  one model (:func:`~ortops.builder.scatter_elements_update_side_by_side`).
-* **onnxruntime composition**: ``mean`` and ``use_init_val=0`` have no standard reduction; they
-  are compared with the standard-op composition an exporter would emit
-  (:func:`~ortops.builder.scatter_mean_composition`). For signed integer
-  mean also with the composition a naive exporter emits (plain integer ``Div``).
-
-Every divergence is *observed*, then explained only when the explanation reproduces it:
-
-* ``reduction="none"`` with several updates for one target is undefined in both specs (ortops:
-  the last in row-major order wins). Only positions with at most one update are compared
-  strictly; a difference at the others is explained.
-* ORT accumulates float32 sums and products in float32, update by update; ortops in float64,
-  rounded once. Explained when ORT's result equals a float32 simulation of its order.
-* ORT's min/max keep ``a < b ? a : b``, so a NaN survives or vanishes by operand order; the
-  spec (and ortops) propagate NaN. Explained when a simulation of ORT's rule reproduces it.
-* Plain integer ``Div`` truncates toward zero; the spec's mean rounds toward -inf. Explained
-  where the naive composition is exactly one above ortops and the exact sum is negative.
-* The composition's int64 (uint64) sums wrap where the exact sums leave that range. Explained
-  when the exact sums (Python integers) prove it.
-* Types ORT lacks (e.g. bool min/max at run time) are observed: the check is *skipped* with
-  ORT's own message, as in the TopK suite.
-
-OpenVINO
---------
-* Computed floats compare with :func:`ortops.arrays.tolerance`; with
-  ``reduction="none"`` and several updates for one element, any of them is accepted.
-* A difference is explained when OpenVINO's answer equals a recomputation of the CPU plugin's
-  known behaviour (truncating and element-type-accumulating integer mean, int32 arithmetic for
-  int64/uint32/uint64, float32 for float64, float32/float16 accumulation), or, with NaN, when
-  every differing element is one whose reduction saw a NaN.
-* Invalid cases are never run in OpenVINO (``OPENVINO.RUN_INVALID``).
-
-Two runtimes at a node (``ortops compare``): ``ScatterElements``, ``ScatterND`` and the ortops node
-------------------------------------------------------------------------------------------------
-Where two runtimes' outputs differ, each differing element is traced to the updates that target
-it. The difference is explained when every differing element is the target of several updates
-(duplicate indices: the order of ``reduction="none"`` is undefined, float sums and products depend
-on the order of accumulation, an integer mean is rounded differently), or saw a NaN. An index
-outside [-d, d-1] is reported by the precheck (OpenVINO's CPU plugin writes out of bounds there).
+How each oracle is compared, and what explains a difference: docs/conformance.md, "How each op
+is judged", ScatterElementsUpdate.
 """
 
 from __future__ import annotations
@@ -136,9 +89,19 @@ def _standard_feed(case: Case) -> tuple[dict[str, np.ndarray], int, str]:
     return feed, np_dtype_to_tensor_dtype(indices.dtype), note
 
 
-def _unsupported_at_run_time(exc: Exception) -> bool:
-    text = str(exc)
-    return "not supported" in text or "NOT_IMPLEMENTED" in text
+def _observe(oracle: str, run: Callable, missing: str, rejects: str):
+    """``run()``, or the skipped check when ORT has no kernel for it (``missing``) or rejects its
+    type at run time (``rejects``). OpError, and any other failure, propagates."""
+    try:
+        return run()
+    except BuiltinUnavailable as exc:
+        return Check(oracle, "skipped", f"ORT {ort_version()} {missing}", detail=str(exc))
+    except OpError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - only ORT's own "not supported" is a skip; the rest re-raised
+        if "not supported" not in str(exc) and "NOT_IMPLEMENTED" not in str(exc):
+            raise
+        return Check(oracle, "skipped", f"ORT {ort_version()} {rejects}", detail=str(exc).strip().splitlines()[-1][:300])
 
 
 # ----------------------------------------------------------------------------- comparing
@@ -194,34 +157,6 @@ def _counts(case: Case) -> np.ndarray:
 # ----------------------------------------------------------------------------- simulations of ORT
 
 
-def _simulate_ort(case: Case) -> np.ndarray:
-    """What ORT's ScatterElements (and the composition) compute: update by update, in the
-    element type, with ``a < b ? a : b`` min and ``a > b ? a : b`` max; mean as sum / count."""
-    data, updates = case.inputs["data"], case.inputs["updates"]
-    reduction, use_init_val = case.attrs["reduction"], case.attrs["use_init_val"]
-    targets, values = _targets(case), updates.reshape(-1)
-    acc = data.reshape(-1).copy()
-    touched = np.zeros(acc.size, bool)
-    touched[targets] = True
-    if not use_init_val:
-        acc[touched] = reduction_identity(reduction, data.dtype)
-    with np.errstate(all="ignore"):
-        if reduction in ("min", "max"):
-            for target, value in zip(targets.tolist(), values.tolist()):
-                current = acc[target]
-                keep = current < value if reduction == "min" else current > value
-                acc[target] = current if keep else value
-        elif reduction == "mean":
-            counts = np.ones(acc.size, np.int64)
-            counts[touched] = 0 if not use_init_val else 1
-            np.add.at(acc, targets, values)
-            np.add.at(counts, targets, 1)
-            acc = acc / counts.astype(acc.dtype)
-        else:
-            {"sum": np.add, "prod": np.multiply}[reduction].at(acc, targets, values)
-    return acc.reshape(data.shape).astype(data.dtype)
-
-
 def _exact_sums(case: Case) -> np.ndarray:
     """Exact integer sums of the mean (Python ints), one per element of data."""
     data, updates = case.inputs["data"], case.inputs["updates"]
@@ -239,10 +174,10 @@ def _explain(case: Case, oracle: str, got: np.ndarray, other: np.ndarray) -> Che
     reduction = case.attrs["reduction"]
     diff = difference("output", got, other, right=oracle)
     if data.dtype.kind == "f" and reduction in ("min", "max") and (has_nan(data) or has_nan(updates)):
-        if same(_simulate_ort(case), other):
+        if same(_sequential(case, data.dtype, wrapping=True, mean="trunc", keep_acc=True), other):
             return Check(oracle, "explained", _NAN_MIN_MAX, topic="nan", difference=diff)
     if data.dtype == np.float32 and reduction in ("sum", "prod", "mean"):
-        if close(_simulate_ort(case), other):
+        if close(_sequential(case, data.dtype, wrapping=True, mean="trunc", keep_acc=True), other):
             return Check(oracle, "explained", _FLOAT32_ACCUMULATION, topic="float-accumulation", difference=diff)
     if data.dtype.kind in "iu" and reduction == "mean":
         sums = _exact_sums(case)
@@ -282,20 +217,10 @@ def _side_by_side(case: Case, version: int) -> tuple[np.ndarray, np.ndarray] | C
     model = scatter_elements_update_side_by_side(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=_axis_value(case),
                                                  **case.attrs, indices_type=np_dtype_to_tensor_dtype(indices.dtype))
     feed = {k: case.inputs[k] for k in ("data", "indices", "updates")}
-    try:
-        output, builtin = ortops_session(model).run(None, feed)
-    except BuiltinUnavailable as exc:
-        return Check(oracle, "skipped", f"ORT {ort_version()} has no {data.dtype} ScatterElements-{version} kernel "
-                     "(NOT_IMPLEMENTED); compared with the reference only", detail=str(exc))
-    except OpError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - only ORT's own "not supported" is a skip; the rest re-raised
-        if not _unsupported_at_run_time(exc):
-            raise
-        return Check(oracle, "skipped", f"ORT {ort_version()} ScatterElements-{version} rejects {data.dtype} "
-                     f"reduction={ONNX_REDUCTION[reduction]!r} at run time; compared with the reference only",
-                     detail=str(exc).strip().splitlines()[-1][:300])
-    return output, builtin
+    return _observe(oracle, lambda: tuple(ortops_session(model).run(None, feed)),
+                    f"has no {data.dtype} ScatterElements-{version} kernel (NOT_IMPLEMENTED); compared with the "
+                    "reference only", f"ScatterElements-{version} rejects {data.dtype} "
+                    f"reduction={ONNX_REDUCTION[reduction]!r} at run time; compared with the reference only")
 
 
 def _builtin_checks(case: Case, version: int, got: np.ndarray, run) -> list[Check]:
@@ -308,8 +233,7 @@ def _builtin_checks(case: Case, version: int, got: np.ndarray, run) -> list[Chec
         return [Check(oracle, "unexplained", "ortops gave a different answer in the side-by-side model",
                       difference=difference("output", output, got, left="ortops (side-by-side model)",
                                             right="ortops (alone)"))]
-    note = _CAST_INDICES if case.inputs["indices"].dtype not in (np.int32, np.int64) else ""
-    checks = [_builtin_versus(case, oracle, got, builtin, note)]
+    checks = [_builtin_versus(case, oracle, got, builtin, _standard_feed(case)[2])]
     if case.expected is not None:
         checks.append(_versus(f"{oracle} vs {case.expected_from}", builtin, case.expected["output"], left=oracle))
     return checks
@@ -353,18 +277,12 @@ def _composition_checks(case: Case, got: np.ndarray) -> list[Check]:
         model = scatter_mean_composition(np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=_axis_value(case),
                                          reduction=reduction, use_init_val=use_init_val, rounding=rounding,
                                          indices_type=indices_type)
-        try:
-            output = plain_session(model).run(None, feed)[0]
-        except BuiltinUnavailable as exc:
-            checks.append(Check(oracle, "skipped", f"ORT {ort_version()} lacks a kernel the composition needs for "
-                                f"{data.dtype} (NOT_IMPLEMENTED)", detail=str(exc)))
-            continue
-        except Exception as exc:  # noqa: BLE001 - only ORT's own "not supported" is a skip
-            if not _unsupported_at_run_time(exc):
-                raise
-            checks.append(Check(oracle, "skipped", f"ORT {ort_version()} ScatterElements-18 rejects {data.dtype} "
-                                f"reduction={ONNX_REDUCTION[reduction]!r} at run time",
-                                detail=str(exc).strip().splitlines()[-1][:300]))
+        output = _observe(oracle, lambda: plain_session(model).run(None, feed)[0],
+                          f"lacks a kernel the composition needs for {data.dtype} (NOT_IMPLEMENTED)",
+                          f"ScatterElements-18 rejects {data.dtype} reduction="
+                          f"{ONNX_REDUCTION.get(reduction, 'add')!r} at run time")
+        if isinstance(output, Check):
+            checks.append(output)
             continue
         if close(got, output):
             checks.append(Check(oracle, "agree", detail=note))
@@ -490,12 +408,7 @@ def topics(case: Case) -> set[str]:
 
 def expected(inputs: dict, attrs: dict) -> list[np.ndarray]:
     """ortops' answer (the reference), float16 computed in float64 and rounded once as ortops does."""
-    data = inputs["data"]
-    if data.dtype == np.float16:
-        out = reference.scatter_elements_update(data.astype(np.float64), inputs["indices"],
-                                                inputs["updates"].astype(np.float64), inputs["axis"], **attrs)
-        return [out.astype(np.float16)]
-    return [reference.scatter_elements_update(data, inputs["indices"], inputs["updates"], inputs["axis"], **attrs)]
+    return list(SCATTER_ELEMENTS_UPDATE.run_reference(inputs, attrs))
 
 
 def _openvino_matches(case: Case, got, want) -> tuple[bool, bool]:
@@ -520,12 +433,14 @@ def _trunc_div(total: int, count: int) -> int:
     return -q if total < 0 else q
 
 
-def _cpu_scatter(case: Case, work, *, wrapping: bool, mean: str) -> np.ndarray:
-    """ScatterElementsUpdate as OpenVINO's CPU plugin computes it, sequentially in row-major
-    order of ``indices``: inputs converted to ``work`` (int32 wraps, float32 rounds), each
-    update combined in ``work`` (integers wrap when ``wrapping``, else exact), the integer mean
-    divided by ``mean`` ("trunc" toward zero or "floor"), max/min as ``u > acc ? u : acc``
-    (NaN updates never win), the result converted back to the case's dtype."""
+def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool = False) -> np.ndarray:
+    """ScatterElementsUpdate computed sequentially in row-major order of ``indices``, as
+    OpenVINO's CPU plugin and ORT's ScatterElements do: inputs converted to ``work`` (int32
+    wraps, float32 rounds), each update combined in ``work`` (integers wrap when ``wrapping``,
+    else exact), the integer mean divided by ``mean`` ("trunc" toward zero or "floor"), float
+    max/min as the CPU plugin's ``u > acc ? u : acc`` (a NaN update never wins) or, with
+    ``keep_acc``, ORT's ``acc > u ? acc : u`` (a NaN survives or vanishes by operand order),
+    the result converted back to the case's dtype."""
     data, updates = case.inputs["data"], case.inputs["updates"]
     reduction, use_init = case.attrs.get("reduction", "none"), case.attrs.get("use_init_val", 1)
     work = np.dtype(work)
@@ -541,7 +456,8 @@ def _cpu_scatter(case: Case, work, *, wrapping: bool, mean: str) -> np.ndarray:
             combine = {"sum": any, "max": any, "prod": all, "min": all}[reduction]
             out[target] = combine(([bool(out[target])] if use_init else []) + [bool(v) for v in values])
             continue
-        acc = _start(out[target], reduction, work, use_init, is_int)
+        acc = out[target] if use_init else reduction_identity(reduction, work)
+        acc = int(acc) if is_int else work.type(acc)
         count = 1 if use_init else 0
         for v in values:
             count += 1
@@ -552,7 +468,8 @@ def _cpu_scatter(case: Case, work, *, wrapping: bool, mean: str) -> np.ndarray:
                 acc = wrap(acc, work) if wrapping else acc
             else:
                 acc = {"sum": lambda: acc + v, "mean": lambda: acc + v, "prod": lambda: acc * v,
-                       "max": lambda: v if v > acc else acc, "min": lambda: v if v < acc else acc}[reduction]()
+                       "max": lambda: acc if (acc > v if keep_acc else not v > acc) else v,
+                       "min": lambda: acc if (acc < v if keep_acc else not v < acc) else v}[reduction]()
         if reduction == "mean":
             if is_int:
                 acc = _trunc_div(acc, count) if mean == "trunc" else acc // count
@@ -561,19 +478,6 @@ def _cpu_scatter(case: Case, work, *, wrapping: bool, mean: str) -> np.ndarray:
         out[target] = wrap(acc, work) if is_int else acc
     with np.errstate(all="ignore"):
         return out.astype(data.dtype)
-
-
-def _start(value, reduction, work, use_init, is_int):
-    if use_init:
-        return int(value) if is_int else work.type(value)
-    if reduction in ("sum", "mean"):
-        return 0 if is_int else work.type(0)
-    if reduction == "prod":
-        return 1 if is_int else work.type(1)
-    if is_int:
-        info = np.iinfo(work)
-        return int(info.min if reduction == "max" else info.max)
-    return work.type(-np.inf if reduction == "max" else np.inf)
 
 
 def _nan_evidence(case: Case, got, want) -> str | None:
@@ -596,21 +500,21 @@ def _hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.ndarray]]]:
     hyps = []
     if dtype.kind in "iu" and reduction == "mean":
         hyps.append(("integer-mean-rounding", "the exact sum divided with truncation toward zero",
-                     lambda: _cpu_scatter(case, dtype, wrapping=False, mean="trunc")))
+                     lambda: _sequential(case, dtype, wrapping=False, mean="trunc")))
         hyps.append(("narrow-type-overflow", f"the sum accumulated in {dtype} (wrapping), divided with truncation "
-                     "toward zero", lambda: _cpu_scatter(case, dtype, wrapping=True, mean="trunc")))
+                     "toward zero", lambda: _sequential(case, dtype, wrapping=True, mean="trunc")))
     if dtype == np.float64:
         hyps.append(("float64-precision", "the CPU plugin's float32 arithmetic, sequentially (inputs saturated to "
-                     "float32's range)", lambda: _cpu_scatter(case, np.float32, wrapping=True, mean="trunc")))
+                     "float32's range)", lambda: _sequential(case, np.float32, wrapping=True, mean="trunc")))
     elif dtype == np.uint64 or dtype in (np.int64, np.uint32):
         hyps.append(("uint64" if dtype == np.uint64 else "int32-narrowing", "the CPU plugin's int32 arithmetic "
-                     "(wrapping, truncating mean)", lambda: _cpu_scatter(case, np.int32, wrapping=True, mean="trunc")))
+                     "(wrapping, truncating mean)", lambda: _sequential(case, np.int32, wrapping=True, mean="trunc")))
     elif dtype == np.float32 and reduction in ("sum", "prod", "mean"):
         hyps.append(("float-accumulation", "float32 accumulation, one rounding per update",
-                     lambda: _cpu_scatter(case, np.float32, wrapping=True, mean="trunc")))
+                     lambda: _sequential(case, np.float32, wrapping=True, mean="trunc")))
     elif dtype == np.float16 and reduction in ("sum", "prod", "mean"):
         hyps.append(("float16-bfloat16", "float16 accumulation, one rounding per update",
-                     lambda: _cpu_scatter(case, np.float16, wrapping=True, mean="trunc")))
+                     lambda: _sequential(case, np.float16, wrapping=True, mean="trunc")))
     return hyps
 
 
@@ -629,17 +533,14 @@ def _openvino_explain(case: Case, got, want, ov=None) -> Check | None:
 
 
 def _explain_standalone(case: Case, got, want) -> Check | None:
-    """The standalone lowering run in OpenVINO (:mod:`ortops.conformance.lowering`): the CPU
-    plugin's known behaviours of :func:`explain` (the lowering ends in ONNX ScatterElements, which
-    OpenVINO runs as its own ScatterElementsUpdate). float64 data, which the plugin computes in
-    float32, is also explained when every element is within one float32 step of the plugin's
-    float32 arithmetic simulated in order (measured with OpenVINO 2026.4.1: through the
-    composition's nodes an element that no update touches came back as the other float32
-    neighbour of its float64 value); the detail says so."""
+    """The standalone lowering run in OpenVINO (it ends in ONNX ScatterElements, which OpenVINO
+    runs as its own ScatterElementsUpdate): the CPU plugin's known behaviours of
+    :func:`_openvino_explain`, and for float64 data every element within one float32 step of the
+    plugin's float32 arithmetic simulated in order (the case measured: docs/lowering.md)."""
     explained = _openvino_explain(case, got, want)
     if explained is not None or case.inputs["data"].dtype != np.float64:
         return explained
-    simulated = _cpu_scatter(case, np.float32, wrapping=True, mean="trunc").astype(np.float32)
+    simulated = _sequential(case, np.float32, wrapping=True, mean="trunc").astype(np.float32)
     seen = np.asarray(got[0]).astype(np.float32)
     if seen.shape != simulated.shape:
         return None

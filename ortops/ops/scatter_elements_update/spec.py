@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from ... import dtypes
 from .divergences import DIVERGENCES
 from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, Deferred, OpSpec, TypeParam
@@ -18,21 +20,12 @@ def _infer(ctx) -> None:
         ctx.set_output_type(0, data_type)
 
 
-# The op's layers, each imported on first use by a plain relative import: they import the core
-# that holds this spec (tests/test_structure.py allows these links and no other upward import).
-def _reference():
-    from .reference import scatter_elements_update
-    return scatter_elements_update
-
-
+# The layers on the path of a session, each imported alone on first use, then the others together:
+# plain relative imports of layers that import the core holding this spec (links that
+# tests/test_structure.py allows, and no other upward import).
 def _kernel():
     from .kernel import scatter_elements_update
     return scatter_elements_update
-
-
-def _openvino():
-    from .openvino import convert
-    return convert
 
 
 def _lowering():
@@ -40,19 +33,9 @@ def _lowering():
     return lowering
 
 
-def _cases():
-    from . import cases
-    return cases
-
-
-def _judge():
-    from . import judge
-    return judge
-
-
-def _bench():
-    from . import bench
-    return bench
+def _layers():
+    from . import bench, cases, judge, openvino, reference
+    return SimpleNamespace(bench=bench, cases=cases, judge=judge, openvino=openvino, reference=reference)
 
 
 SCATTER_ELEMENTS_UPDATE = OpSpec(
@@ -83,12 +66,12 @@ SCATTER_ELEMENTS_UPDATE = OpSpec(
     # float64 holds a sum or mean exactly enough to round once, back to the original type.
     carrier=Carrier(via="double", inputs=(0, 2), rounds=True),
     infer_shapes=_infer,
-    reference=Deferred(_reference),
+    reference=Deferred(lambda: _layers().reference.scatter_elements_update),
     kernel=Deferred(_kernel),
-    openvino=Deferred(_openvino),
-    cases=_cases,
-    judge=_judge,
-    bench=_bench,
+    openvino=Deferred(lambda: _layers().openvino.convert),
+    cases=lambda: _layers().cases,
+    judge=lambda: _layers().judge,
+    bench=lambda: _layers().bench,
     lowering=_lowering,
     divergences=DIVERGENCES,
     session_path="pyop",  # measured: NumPy behind the bridge beats ORT's ScatterElements (docs/performance.md)

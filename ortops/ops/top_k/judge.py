@@ -3,35 +3,8 @@ not, which known divergence (topic) explains it - for every caller: the conforma
 (ortops in ORT against the reference and ORT's built-in TopK), the OpenVINO and lowered-path
 oracles (:data:`OPENVINO`) and ``ortops compare``'s node audits (:data:`AUDITS`).
 
-ORT's built-in TopK: mapping, and what is comparable
-----------------------------------------------------
-* ``mode`` max/min is ``largest`` 1/0. TopK-1 and TopK-10 have no ``largest``: mode=min
-  cases are skipped for them, as are non-float types (their spec allows float types only).
-* ``sort="value"`` is ``sorted=1``; ONNX's rule that the lower index wins a tie is
-  OpenVINO's ``stable=1``: compared exactly.
-* ``sort="index"`` is the built-in result re-ordered by index: compared exactly.
-* ``sort="none"`` and ``stable=0`` leave the order (and which of equal values) undefined:
-  a different answer is accepted when it is a valid top-k of the slice (compared as sets).
-* NaN: the order is implementation-defined in both specs. ortops ranks NaN above +inf; a
-  difference on an input holding NaN is *explained*.
-* Types ORT lacks (uint16, uint32, uint64 for TopK-11/24 in ORT 1.31 and 1.32) are observed, not
-  assumed: when ORT answers NOT_IMPLEMENTED the check is *skipped* with ORT's message.
-
-OpenVINO
---------
-* Selections compare exactly. With ``stable=0`` or ``sort="none"`` any valid top-k is accepted
-  (:func:`valid_top_k`).
-* A difference is explained when a known narrowing of the CPU plugin (int32 for
-  int64/uint32/uint64, float32 for float64) reproduces it, when ``sort="index"`` only kept other
-  equal values at the k boundary (OpenVINO's own ``sort="value"`` answer, re-ordered by index,
-  is ortops'), or, with NaN, when OpenVINO agrees on the data replaced by its ranks.
-
-Two runtimes at a node (``ortops compare``)
--------------------------------------------
-Judged by :func:`ortops.ops.selection.judge_selection`, for the standard ONNX ``TopK`` and the
-ortops node: both valid top-k selections of the same data that differ only among equal values
-are a tie (topic ``ties``); differing slices that hold NaN are topic ``nan``; anything else is
-unexplained.
+How each oracle is compared, and what explains a difference: docs/conformance.md, "How each op
+is judged", TopK.
 """
 
 from __future__ import annotations
@@ -73,11 +46,7 @@ def model(case: Case):
 def expected(inputs: dict, attrs: dict) -> list[np.ndarray]:
     """ortops' answer (the reference); float16 is ranked as float32 as ortops does (exact: the
     same values, the same order). Raises OpError where ortops does."""
-    data, k = inputs["data"], inputs["k"]
-    if data.dtype == np.float16:
-        values, indices = reference.top_k(data.astype(np.float32), k, **attrs)
-        return [values.astype(np.float16), indices]
-    return list(reference.top_k(data, k, **attrs))
+    return list(TOP_K.run_reference(inputs, attrs))
 
 
 def _run_ortops(case: Case):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from onnx.helper import make_tensor_type_proto
 
@@ -36,21 +38,12 @@ def _infer(ctx) -> None:
     ctx.set_output_type(1, make_tensor_type_proto(index_row.onnx, dims))
 
 
-# The op's layers, each imported on first use by a plain relative import: they import the core
-# that holds this spec (tests/test_structure.py allows these links and no other upward import).
-def _reference():
-    from .reference import top_k
-    return top_k
-
-
+# The layers on the path of a session, each imported alone on first use, then the others together:
+# plain relative imports of layers that import the core holding this spec (links that
+# tests/test_structure.py allows, and no other upward import).
 def _kernel():
     from .kernel import top_k
     return top_k
-
-
-def _openvino():
-    from .openvino import convert
-    return convert
 
 
 def _lowering():
@@ -58,20 +51,9 @@ def _lowering():
     return lowering
 
 
-def _cases():
-    from . import cases
-    return cases
-
-
-def _judge():
-    from . import judge
-    return judge
-
-
-def _bench():
-    from . import bench
-    return bench
-
+def _layers():
+    from . import bench, cases, judge, openvino, reference
+    return SimpleNamespace(bench=bench, cases=cases, judge=judge, openvino=openvino, reference=reference)
 
 
 TOP_K = OpSpec(
@@ -104,12 +86,12 @@ TOP_K = OpSpec(
     variants=tuple(Variant(f"_{name}", (("index_element_type", name),), (("T_IND", (t,)),))
                    for name, t in _INDEX_TYPES.items()),
     infer_shapes=_infer,
-    reference=Deferred(_reference),
+    reference=Deferred(lambda: _layers().reference.top_k),
     kernel=Deferred(_kernel),
-    openvino=Deferred(_openvino),
-    cases=_cases,
-    judge=_judge,
-    bench=_bench,
+    openvino=Deferred(lambda: _layers().openvino.convert),
+    cases=lambda: _layers().cases,
+    judge=lambda: _layers().judge,
+    bench=lambda: _layers().bench,
     lowering=_lowering,
     divergences=DIVERGENCES,
     session_path="lowered",
