@@ -3,16 +3,13 @@ not a bug of ortops (collected with every op's into :data:`ortops.divergences.DI
 
 from __future__ import annotations
 
-from ..spec import Divergence, NCNN_OBSERVED, OPENVINO_OBSERVED
+from ..spec import Divergence, NCNN_OBSERVED
 
 __all__ = ["DIVERGENCES"]
 
 OP = "ArgMax"
 
 DIVERGENCES: tuple[Divergence, ...] = (
-    Divergence('float-index-precision', OP, "openvino-onnx",
-               "OpenVINO let the standalone model's check of the selected flat index (at most 2**24, what float32 holds exactly) pass for 2**24 + 1 and returned it as float32 rounds it (2**24); ortops raises OpError",
-               OPENVINO_OBSERVED),
     Divergence('nan', OP, 'onnxruntime',
                "ORT's ArgMax/TopK do not order NaN: ortops (its documented choice) ranks NaN above +inf, the higher index first among NaNs",
                ('onnxruntime 1.31.1', 'onnxruntime 1.32.0')),

@@ -322,27 +322,9 @@ def _explain_standalone(case: Case, got, want) -> Check | None:
                  f"values: {short(got)}", topic="ties")
 
 
-def _explain_standalone_error(case: Case, got, error) -> Check | None:
-    """The standalone lowering run in OpenVINO returned outputs where ortops raises: explained
-    (topic ``"float-index-precision"``) when ortops rejects a selected flat index above 2**24
-    and OpenVINO returned that index rounded as float32 rounds it (its TopK's indices past 2**24
-    are not exact: the check on them passed)."""
-    if error.kind != "precision":
-        return None
-    flat = case.inputs["data"].reshape(-1)
-    true = _selection(order_ranks(flat).astype(np.float64), case.attrs.get("topk", 1))
-    out = np.asarray(got[0])
-    if out.shape[-1] != true.size or not np.array_equal(out[-1], true.astype(np.float32)):
-        return None
-    return Check("", "explained", reason("float-index-precision", "openvino-onnx", case.op),
-                 f"ortops: {error}; OpenVINO returns {short(got)} for the flat indices {true.tolist()}",
-                 topic="float-index-precision")
-
-
 #: How OpenVINO's answer is judged (:class:`ortops.conformance.contracts.OpenVinoJudge`).
 OPENVINO = SimpleNamespace(matches=_openvino_matches, explain=_openvino_explain,
-                           explain_standalone=_explain_standalone,
-                           explain_standalone_error=_explain_standalone_error)
+                           explain_standalone=_explain_standalone)
 
 
 # --- real ncnn ----------------------------------------------------------------------------------
