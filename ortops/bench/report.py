@@ -8,6 +8,7 @@ import pathlib
 import platform
 
 from ..arrays import jsonable
+from .calls import path_of
 
 __all__ = ["jsonable", "version", "machine", "print_tables", "row_json"]
 
@@ -73,8 +74,6 @@ def print_tables(rows: list, memory: list[dict], console) -> None:
 
     table = Table(title="Median time per call; ratio = median / the built-in's median in the same case "
                         "(identity PyOp: / ORT Identity's)", title_justify="left")
-    from .calls import path_of
-
     for name, justify in (("case", "left"), ("impl", "left"), ("path", "left"), ("median", "right"), ("iqr", "right"),
                           ("n", "right"), ("ratio", "right"), ("target", "left")):
         table.add_column(name, justify=justify, no_wrap=name in ("median", "ratio", "impl"))
@@ -117,17 +116,11 @@ def print_tables(rows: list, memory: list[dict], console) -> None:
         console.print(mem)
 
 
-def _path(impl: str) -> str:
-    from .calls import path_of
-
-    return path_of(impl)
-
-
 def row_json(row) -> dict:
     t = row.timing
     return {
         "op": row.case.op, "case": row.case.name, "params": jsonable(row.case.params), "impl": row.impl,
-        "path": _path(row.impl),
+        "path": path_of(row.impl),
         "median_s": t.median, "min_s": min(t.samples), "iqr_share": t.spread, "samples_s": t.samples,
         "calls_per_sample": t.calls_per_sample, "load_average": row.case.load_average,
         "case_seconds": row.case.seconds,
