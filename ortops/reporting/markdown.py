@@ -1,8 +1,5 @@
-"""Render a :class:`~ortops.reporting.document.Document` as Markdown (GitHub flavour).
-
-:func:`render` returns the whole text; :func:`table` renders one table as lines. Cell text is
-escaped for a table (``|`` and newlines), never cut: a long reason stays whole.
-"""
+"""Render a :class:`~ortops.reporting.document.Document` as GitHub Markdown; cell text is escaped
+(``|``, newlines), never cut."""
 
 from __future__ import annotations
 
