@@ -1,23 +1,8 @@
-"""The conformance report: ``report.json``, ``report.md``, ``report.html`` and the console.
-
-What it says is built here as one :class:`ortops.reporting.Document` (rendered to Markdown
-and HTML by :mod:`ortops.reporting`), in this order:
-
-1. the totals and how to read them;
-2. a summary per runtime pair (:func:`pair_summaries`): ortops vs the reference, vs ORT
-   built-ins, vs OpenVINO, vs ONNX's vectors, vs the seeds (and vs other expected outputs),
-   vs real ncnn (``--oracle ncnn``), the lowered paths (guarded, standalone) vs the reference,
-   and the standalone lowering run natively in OpenVINO (``--oracle openvino``) vs the reference,
-   each with its agree / explained / skipped / unexplained counts in cases and each explained
-   or skipped topic with its count and one line of reason;
-3. the divergence matrix (:mod:`ortops.conformance.matrix`), counted in cases, as a
-   colour-coded grid;
-4. only the cases that do not agree, one row per non-agree check, with its concrete
-   difference (:class:`ortops.reporting.Difference`): the input when small, what each side
-   returned and the first differing position.
-
-``report.json`` keeps every case with all its checks (and their differences as data); the
-HTML page adds a sortable, filterable table of all cases.
+"""The conformance report: ``report.json``, ``report.md``, ``report.html`` and the console. One
+:class:`ortops.reporting.Document` (:func:`document`) holds the totals, the summary per runtime
+pair (:data:`PAIRS`), the divergence matrix (:mod:`.matrix`) and the cases that do not agree with
+their concrete differences; the HTML page adds a table of all cases. Reading it:
+docs/conformance.md.
 """
 
 from __future__ import annotations
