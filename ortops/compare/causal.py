@@ -1,25 +1,13 @@
 """The causal check: does the node an output difference is blamed on really cause it?
 
-:func:`ortops.compare.audit.explain_output` names the first audited node on an output's path
-that differs and is explained (a tie, NaN, ...). That is a correlation. The causal check shows
-the cause: the graph is cut at that node and at every other audited node that differs on the
-path (:func:`cut_model`: their outputs become graph inputs), the *baseline* runtime runs the
-downstream part on the *other* runtime's values of those tensors, and the output is compared
-with the other runtime's again, with the same tolerance.
-
-* It agrees: the cut nodes explain the difference (``passed``).
-* It does not: something downstream differs on its own; the output is ``unexplained``, and the
-  check names the first node downstream of the cut whose inputs agree and whose output does not
-  (the trace, :func:`ortops.compare.audit.origins` on the cut run).
-* An audited node that differs only because its inputs differ (``upstream``) is cut too; the
-  baseline also recomputes it from the cut run's inputs, and the node audit judges it again
-  there: its inputs must now agree, and its difference must be explained on its own.
-
-A runtime that failed or crashed at an audited node (:func:`ortops.compare.audit.explain_failure`)
-is checked the same way where it can run: the node alone (:func:`node_model`), on the inputs
-another runtime computed for it, must fail in that runtime too.
-
-Every run is one child process of :mod:`ortops.compare.runtimes`.
+The graph is cut at every audited node that differs on the output's path (:func:`cut_model`:
+their outputs become graph inputs); the baseline runs the rest on the other runtime's values of
+those tensors, and the output must then match the other runtime's (``passed``). Otherwise the
+check names the first node after the cut whose inputs agree and whose output does not (the
+trace). An ``upstream`` node is cut too, recomputed by the baseline and audited again on the cut
+run's inputs. A runtime that failed at an audited node is checked with the node alone
+(:func:`node_model`): it must fail there too (:func:`check_failure`). Every run is one child
+process of :mod:`.runtimes`. How to read it: docs/compare.md.
 """
 
 from __future__ import annotations

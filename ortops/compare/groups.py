@@ -1,7 +1,5 @@
-"""Audited nodes grouped by op, so that a report on a model with 90 TopK nodes reads as one line:
-``90 TopK nodes (/TopK ... /TopK_89): 90 ties``. The full lists stay in ``compare.json`` and in
-the node table of ``compare.md``/``compare.html``; the terminal gets lines that fit its width.
-"""
+"""Audited nodes grouped by op, so that 90 TopK nodes read as one line: ``90 TopK nodes (/TopK ...
+/TopK_89): 90 ties``; lines fitted to the terminal's width."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""``compare.json``, ``compare.md``, ``compare.html`` and the terminal summary of ``ortops compare``.
-
-The report dict (:func:`ortops.compare.compare`) becomes one :class:`ortops.reporting.Document`,
-which the shared report machinery renders as Markdown and as one self-contained HTML page
-(inline CSS and JavaScript, sortable and filterable tables, no network when viewed); the terminal
-summary goes through :mod:`ortops.reporting.console`.
-"""
+"""``compare.json``, ``compare.md``, ``compare.html`` (one :class:`ortops.reporting.Document`) and the
+terminal summary of ``ortops compare``."""
 
 from __future__ import annotations
 
