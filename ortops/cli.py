@@ -22,15 +22,10 @@ RUNTIME_PACKAGES = ("onnx", "onnxruntime", "onnxruntime-extensions", "numpy", "o
 
 
 def _versions() -> str:
-    from importlib import metadata
+    from .reporting import version
 
-    def version(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "not installed"
-
-    return f"ortops {version('ortops')} (" + ", ".join(f"{n} {version(n)}" for n in RUNTIME_PACKAGES) + ")"
+    found = {name: version(name) or "not installed" for name in ("ortops", *RUNTIME_PACKAGES)}
+    return f"ortops {found.pop('ortops')} (" + ", ".join(f"{n} {v}" for n, v in found.items()) + ")"
 
 
 def _unique(values):

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import pathlib
 import platform
 
 from ..arrays import jsonable
+from ..reporting import version
 from .calls import path_of
 
 __all__ = ["jsonable", "version", "machine", "print_tables", "row_json"]
-
-
-def version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def machine() -> dict:

@@ -78,12 +78,9 @@ def reference_ops() -> list[type]:
 
 
 def _version(package: str) -> str:
-    from importlib import metadata
+    from ..reporting import version
 
-    try:
-        return f"{package} {metadata.version(package)}"
-    except metadata.PackageNotFoundError:
-        return f"{package} not installed"
+    return f"{package} {version(package) or 'not installed'}"
 
 
 def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], settings: Mapping) -> tuple[dict, str]:

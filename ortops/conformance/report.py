@@ -115,15 +115,9 @@ def pair_summaries(results: Sequence[Result]) -> list[PairSummary]:
 
 
 def _environment() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    env = {"python": platform.python_version(), "machine": platform.machine()}
-    for package in ("onnx", "onnxruntime", "onnxruntime-extensions", "numpy", "rapidocr-onnxruntime", "openvino", "ncnn"):
-        try:
-            env[package] = version(package)
-        except PackageNotFoundError:
-            env[package] = "not installed"
-    return env
+    packages = ("onnx", "onnxruntime", "onnxruntime-extensions", "numpy", "rapidocr-onnxruntime", "openvino", "ncnn")
+    return {"python": platform.python_version(), "machine": platform.machine(),
+            **{p: reporting.version(p) or "not installed" for p in packages}}
 
 
 def _inputs_text(result: Result) -> str:

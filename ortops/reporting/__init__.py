@@ -28,7 +28,17 @@ from .document import (
 
 __all__ = ["STATUSES", "Block", "Bullets", "Cell", "Code", "Details", "Difference", "Document", "Grid", "Heading",
            "PairSummary", "Paragraph", "Table", "TopicCount", "cell", "console", "html", "jsonable", "markdown",
-           "preview", "summary_blocks", "write"]
+           "preview", "summary_blocks", "version", "write"]
+
+
+def version(dist: str) -> str | None:
+    """The installed version of the distribution ``dist``, or None."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def write(document: Document, out_dir, stem: str = "report") -> tuple:
