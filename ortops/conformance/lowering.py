@@ -15,7 +15,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..arrays import bitwise_same, describe_difference, short
-from .. import dtypes, runtime
+from .. import runtime
 from ..errors import OpError
 from ..ops import by_name
 from .cases import Case, Check
@@ -92,22 +92,11 @@ def _identical(got, want) -> str:
 
 
 def _reference(case: Case):
-    """The reference's outputs (a tuple) or its OpError; float16 data goes through the op's carrier."""
-    op = by_name(case.op)
-    inputs = [case.inputs[r] for r in op.inputs]
-    carried = op.carrier is not None and inputs[0].dtype == np.float16
-    if carried:
-        via = dtypes.from_name(op.carrier.via).numpy
-        inputs = [x.astype(via) if i in op.carrier.inputs else x for i, x in enumerate(inputs)]
+    """The reference's outputs (a tuple, by the op judge's ``expected``) or its OpError."""
     try:
-        result = op.reference(*inputs, **case.attrs)
+        return tuple(by_name(case.op).judge().expected(case.inputs, case.attrs))
     except OpError as exc:
         return exc
-    result = result if isinstance(result, tuple) else (result,)
-    if carried:
-        result = tuple(out.astype(np.float16) if p == op.input_types[0] else out
-                       for out, p in zip(result, op.output_types))
-    return result
 
 
 def judge_paths(case: Case) -> list[Check]:
