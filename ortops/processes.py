@@ -1,22 +1,16 @@
-"""Calls in a child Python process (``multiprocessing``, spawn context), so that a runtime that
-crashes (a segfault, an abort from glibc's heap checks) or hangs becomes an outcome instead of
-taking the caller down. Used by the ncnn oracle, ``ortops compare``'s runtimes and the bench's
-measurements in a fresh process.
+"""Calls in a child Python process (``multiprocessing``, spawn), so that a runtime that crashes (a
+segfault, glibc's heap checks) or hangs becomes an :class:`Outcome` instead of taking the caller
+down. Used by the ncnn oracle, ``ortops compare``'s runtimes and the bench.
 
-:class:`Worker` keeps one child and sends it calls ``function(*args, **kwargs)`` one at a time
-over a ``multiprocessing`` pipe. When the child dies during a call, the call's :class:`Outcome`
-says how (``"killed by SIGSEGV"``, ``"exit status 3"``) and quotes what the child wrote to
-stderr during that call (e.g. glibc's "double free or corruption"); a call with no answer within
-the timeout kills the child; the next call starts a new one. :func:`call_once` runs one call in a
-child of its own: for inputs that may corrupt the child's memory without killing it at once, so
-that no later call runs in a damaged process.
+:class:`Worker` keeps one child and sends it calls one at a time over a pipe; a call whose child
+dies says how (``"killed by SIGSEGV"``, ``"exit status 3"``) and quotes what the child wrote to
+stderr during it; a call with no answer within the timeout kills the child; the next call starts
+a new one. :func:`call_once` runs one call in a child of its own. The function must be importable
+by name and take and return picklable values.
 
-``concurrent.futures.ProcessPoolExecutor`` cannot do this: a worker killed by a signal breaks
-the whole pool without saying which signal, a hung worker cannot be killed, and a worker's
-stderr is not kept per call. So the child is a plain ``multiprocessing`` process whose file
-descriptors 1 and 2 go to a file of its own (a runtime's prints never mix with the answers, and
-the parent reads what each call wrote). The called function must be importable by name, take
-and return picklable values (NumPy arrays included), and must not need the parent's state.
+Not ``concurrent.futures.ProcessPoolExecutor``: a worker killed by a signal breaks the whole pool
+without saying which signal, a hung worker cannot be killed, and a worker's stderr is not kept per
+call. So the child is a plain process whose file descriptors 1 and 2 go to a file of its own.
 """
 
 from __future__ import annotations
