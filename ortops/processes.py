@@ -69,13 +69,10 @@ class Worker:
     timeout : float
         Seconds one call may take; a child that takes longer is killed and the call's
         outcome is a crash ("no answer within ... s").
-    env : mapping, optional
-        Extra environment variables for the child (set before the call's module is imported).
     """
 
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT, env: dict[str, str] | None = None):
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT):
         self.timeout = timeout
-        self.env = dict(env or {})
         self._process = None
         self._pipe = None
         self._stderr = None
@@ -83,7 +80,7 @@ class Worker:
     def _start(self):
         self._stderr = tempfile.NamedTemporaryFile(prefix="ortops-child-", suffix=".stderr")
         self._pipe, theirs = _SPAWN.Pipe()
-        process = _SPAWN.Process(target=_serve, args=(theirs, self._stderr.name, self.env), daemon=True)
+        process = _SPAWN.Process(target=_serve, args=(theirs, self._stderr.name), daemon=True)
         try:
             process.start()
         except BaseException:  # e.g. spawn refused (a script without a __main__ guard): its error stands
@@ -158,13 +155,12 @@ def call_once(function: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwa
         return worker.call(function, *args, **kwargs)
 
 
-def _serve(pipe, stderr_path: str, env: dict[str, str]) -> None:
+def _serve(pipe, stderr_path: str) -> None:
     """The child's loop: run each call received on ``pipe`` and send back its answer."""
     output = os.open(stderr_path, os.O_WRONLY | os.O_APPEND)
     os.dup2(output, 2)
     os.dup2(output, 1)  # a runtime's own prints go to the stderr file, never into the answers
     sys.stdout = sys.stderr
-    os.environ.update(env)
     while True:
         try:
             message = pipe.recv_bytes()

@@ -44,12 +44,12 @@ _HOW_TO_READ = (
     "the first node where the runtimes split.")
 
 
-def _num(value, digits: int = 3) -> Cell:
+def _num(value) -> Cell:
     if value is None:
         return Cell("")
     if isinstance(value, str):
         return Cell(value, sort=float("inf"))
-    return Cell(f"{value:.{digits}g}", sort=value)
+    return Cell(f"{value:.3g}", sort=value)
 
 
 def _pairs(report: dict) -> list[PairSummary]:

@@ -192,13 +192,9 @@ def _blocks(items: Sequence[Block], ids: _Ids) -> str:
     return "\n".join(out)
 
 
-def render(document: Document, colours: dict[str, str] | None = None) -> str:
-    """The whole document as one HTML page (a string), with inline CSS and JavaScript.
-
-    ``colours`` (status -> CSS colour) extends :data:`COLOURS`.
-    """
-    palette = {**COLOURS, **(colours or {})}
-    status_css = "".join(f".st-{_slug(s)}{{background:{c}}}" for s, c in palette.items())
+def render(document: Document) -> str:
+    """The whole document as one HTML page (a string), with inline CSS and JavaScript."""
+    status_css = "".join(f".st-{_slug(s)}{{background:{c}}}" for s, c in COLOURS.items())
     ids = _Ids()
     body = _blocks(document.blocks, ids)
     return (
