@@ -149,19 +149,11 @@ ORACLE_FAMILIES = ("reference", "onnxruntime", "openvino", "expected", "ortops",
 def oracle_family(oracle: str) -> str:
     """The family of an oracle name, e.g. ``"onnxruntime TopK-11"`` -> ``"onnxruntime"`` (a
     :class:`Check` whose name does not say it carries its ``family``)."""
-    if oracle == "reference":
-        return "reference"
-    if oracle.startswith("lowered"):
-        return "lowered"
-    if oracle.startswith("openvino"):
-        return "openvino"
-    if oracle == "ncnn":
-        return "ncnn"
-    if oracle.startswith("onnxruntime"):
-        return "onnxruntime"
+    if oracle in ("reference", "ncnn"):
+        return oracle
     if oracle in ("ortops", "index dtype", "output dtype"):
         return "ortops"
-    return "expected"
+    return next((f for f in ("lowered", "openvino", "onnxruntime") if oracle.startswith(f)), "expected")
 
 
 def difference(output: str, got, want, *, right: str, left: str = "ortops", note: str = "") -> Difference:

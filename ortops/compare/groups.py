@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -64,11 +65,6 @@ def group_nodes(rows: Iterable[Mapping]) -> list[NodeGroup]:
     groups: dict[tuple[str, str], list[Mapping]] = {}
     for row in rows:
         groups.setdefault((row["op"], row["status"]), []).append(row)
-    out = []
-    for (op, status), members in groups.items():
-        topics: dict[str, int] = {}
-        for row in members:
-            if row.get("topic"):
-                topics[row["topic"]] = topics.get(row["topic"], 0) + 1
-        out.append(NodeGroup(op, status, tuple(r["node"] for r in members), topics, members[0]))
-    return out
+    return [NodeGroup(op, status, tuple(r["node"] for r in members),
+                      dict(Counter(r["topic"] for r in members if r.get("topic"))), members[0])
+            for (op, status), members in groups.items()]
