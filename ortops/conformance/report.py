@@ -53,16 +53,11 @@ def pair_of(check: Check, result: Result) -> str:
     """The runtime pair (one of :data:`PAIRS`) a check belongs to: its oracle family; a check
     against outputs written by someone else by the case's source."""
     family = check.family
-    if family in ("reference", "ortops"):
-        return PAIRS[0]
-    if family == "onnxruntime":
-        return PAIRS[1]
-    if family == "openvino":
-        return PAIRS[2]
-    if family == "ncnn":
-        return PAIRS[6]
     if family == "lowered":
         return PAIRS[8] if check.oracle == OPENVINO_PATH else PAIRS[7]
+    by_family = {"reference": 0, "ortops": 0, "onnxruntime": 1, "openvino": 2, "ncnn": 6}
+    if family in by_family:
+        return PAIRS[by_family[family]]
     source = result.case.source
     return PAIRS[3] if source == "onnx-backend-test" else PAIRS[4] if source == "seed-example" else PAIRS[5]
 
@@ -162,6 +157,14 @@ NON_AGREE_COLUMNS = ("case", "op", "dtype", "verdict", "oracle", "topic", "reaso
                      "output", "first difference", "first side returned", "second side returned")
 
 
+def _by_source(results: Sequence[Result]) -> list[list]:
+    """Per op and source with a case: how many cases got each verdict."""
+    groups = Counter((r.case.op, r.case.source, r.status) for r in results)
+    return [[op, source, *[groups.get((op, source, st), 0) for st in SHOWN]]
+            for op in sorted({r.case.op for r in results}) for source in SOURCES
+            if any(groups.get((op, source, st)) for st in SHOWN)]
+
+
 def _grid(results: Sequence[Result]) -> Grid:
     table = matrix.matrix(results)
     rows = []
@@ -215,10 +218,6 @@ def document(results: Sequence[Result], data: dict) -> Document:
                       "topics of its explained and skipped cases, with how many cases and why (a case may count "
                       "under several topics)."),
             *reporting.summary_blocks(pair_summaries(results)))
-    groups = Counter((r.case.op, r.case.source, r.status) for r in results)
-    by_source = [[op, source, *[groups.get((op, source, st), 0) for st in SHOWN]]
-                 for op in sorted({r.case.op for r in results}) for source in SOURCES
-                 if any(groups.get((op, source, st)) for st in SHOWN)]
     doc.add(Heading("Divergence matrix"),
             Paragraph("Rows: topics, found from each case's inputs (values tie, NaN, a dtype, an integer mean, an "
                       "index or k out of range...) and from the topics its checks were judged under. ORT built-in, "
@@ -239,7 +238,7 @@ def document(results: Sequence[Result], data: dict) -> Document:
                       "the compared output, or the outcome (an OpError, a missing kernel)."),
             Table(list(NON_AGREE_COLUMNS), rows, id="non-agree", interactive=True,
                   filter_columns=["op", "dtype", "verdict", "topic"]))
-    doc.add(Heading("By op and source"), Table(["op", "source", *SHOWN], by_source, id="by-source"))
+    doc.add(Heading("By op and source"), Table(["op", "source", *SHOWN], _by_source(results), id="by-source"))
     real = [r for r in results if r.case.source == "real-model" and "rendered" in r.case.details]
     if real:
         doc.add(Heading("Real model"),
@@ -296,10 +295,7 @@ def print_summary(results: Sequence[Result], console=None, notes: Sequence[str] 
     from ..reporting import console as out
 
     console = console or out.make_console()
-    groups = Counter((r.case.op, r.case.source, r.status) for r in results)
-    rows = [[op, source, *[groups.get((op, source, st), 0) for st in SHOWN]]
-            for op in sorted({r.case.op for r in results}) for source in SOURCES
-            if any(groups.get((op, source, st)) for st in SHOWN)]
+    rows = _by_source(results)
     s = summary(results)
     rows.append(["all", "", *(s[st] for st in SHOWN)])
     out.print_table(console, Table(["op", "source", *SHOWN], rows), title="ortops conformance")
