@@ -281,13 +281,13 @@ def _lower(args: argparse.Namespace) -> int:
 
 
 def _install_oracle(args: argparse.Namespace) -> int:
+    import functools
+
     from .interop import ncnn_build
 
-    def log(line: str) -> None:
-        print(line, flush=True)
-
     try:
-        ncnn_build.install(sdist=args.sdist, build_dir=args.build_dir, jobs=args.jobs, log=log)
+        ncnn_build.install(sdist=args.sdist, build_dir=args.build_dir, jobs=args.jobs,
+                           log=functools.partial(print, flush=True))
     except ncnn_build.MissingTools as exc:
         print(f"ortops install-oracle: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -138,13 +138,8 @@ def reason_for(topic: str | None, runtime: str, op_type: str | None) -> str:
     """The divergence table's reason for ``topic`` in ``runtime`` (else what the topic is)."""
     if topic is None:
         return ""
-    try:
-        return divergences.reason(topic, runtime, op_type)
-    except KeyError:
-        try:
-            return divergences.topic(topic).what
-        except KeyError:
-            return ""
+    known = divergences.topic(topic).what if topic in {t.key for t in divergences.TOPICS} else ""
+    return divergences.reason(topic, runtime, op_type, known)
 
 
 def _narrowing(inputs: Sequence, runtimes: Sequence[str]) -> Finding | None:

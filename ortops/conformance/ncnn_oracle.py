@@ -93,13 +93,6 @@ def run_ncnn(case: Case, inputs: dict | None = None, *, fresh: bool = False) -> 
     return _worker.call(oracle.RUNNER, *args, **case.attrs)
 
 
-def _reason(topic: str, op: str, fallback: str) -> str:
-    try:
-        return divergences.reason(topic, ORACLE, op)
-    except KeyError:
-        return fallback
-
-
 def _judge_error(case: Case, error: OpError) -> Check:
     topic = divergences.ERROR_TOPICS.get(error.kind, "invalid-input")
     not_run = getattr(_op_oracle(case), "NOT_RUN", {}).get(error.kind)
@@ -107,10 +100,10 @@ def _judge_error(case: Case, error: OpError) -> Check:
         return check("skipped", topic, not_run, f"ortops: {error}")
     outcome = run_ncnn(case, fresh=True)
     if outcome.ok:
-        return check("explained", topic, _reason(topic, case.op, _ERROR_RETURNED),
+        return check("explained", topic, divergences.reason(topic, ORACLE, case.op, _ERROR_RETURNED),
                      f"ortops: {error}; ncnn returned {short([outcome.value])}")
     if outcome.crash:
-        return check("explained", topic, _reason(topic, case.op, _ERROR_RETURNED),
+        return check("explained", topic, divergences.reason(topic, ORACLE, case.op, _ERROR_RETURNED),
                      f"ortops: {error}; ncnn {outcome.describe()}")
     return check("skipped", topic, _ERROR_BOTH, f"ortops: {error}; ncnn {outcome.describe()}")
 
