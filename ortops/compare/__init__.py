@@ -6,13 +6,7 @@ and ``compare.html``.
 
 from .inputs import InputError
 from .model import ModelError
+from .render import write_reports
 from .run import SCHEMA, Step, compare, exit_status
 
 __all__ = ["SCHEMA", "InputError", "ModelError", "Step", "compare", "exit_status", "write_reports"]
-
-
-def write_reports(report: dict, out):
-    """Write ``compare.json``, ``compare.md`` and ``compare.html`` into ``out``; returns their paths."""
-    from .render import write_reports as _write
-
-    return _write(report, out)

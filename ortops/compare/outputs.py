@@ -226,11 +226,10 @@ def _compare_floats(got, want, tolerance: Tolerance, dtypes, shapes) -> Comparis
     scale = np.abs(w)
     bad = special_bad | (finite & (diff > atol + rtol * scale))
     count = int(np.count_nonzero(bad))
-    max_abs = float(diff.max())
-    max_rel = _max_rel(np.where(finite, diff, 0.0), np.where(finite, scale, 1.0))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         rel = np.where(scale[finite] > 0, diff[finite] / scale[finite], np.where(diff[finite] > 0, np.inf, 0.0))
     stats = error_stats(diff[finite], rel, tolerance.error_quantile)
+    max_abs, max_rel = stats.max_abs, stats.max_rel  # over the positions where both are finite
     if count or max_abs > 0:
         worst_flat = int(np.argmax(np.where(special_bad, np.inf, diff))) if special_bad.any() else int(np.argmax(diff))
         worst = tuple(int(i) for i in np.unravel_index(worst_flat, w.shape))
