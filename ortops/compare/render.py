@@ -16,10 +16,9 @@ from ..reporting import (
     Paragraph,
     Table,
     console,
-    markdown,
     summary_blocks,
+    write,
 )
-from ..reporting import html as html_render
 from . import groups
 
 __all__ = ["STATUSES", "document", "print_summary", "write_reports"]
@@ -198,13 +197,9 @@ def document(report: dict) -> Document:
 
 def write_reports(report: dict, out) -> tuple[pathlib.Path, pathlib.Path, pathlib.Path]:
     """Write ``compare.json``, ``compare.md`` and ``compare.html`` into ``out`` (created if needed)."""
-    out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    json_path, md_path, html_path = out / "compare.json", out / "compare.md", out / "compare.html"
+    md_path, html_path = write(document(report), out, "compare")
+    json_path = pathlib.Path(out) / "compare.json"
     json_path.write_text(json.dumps(report, indent=1, allow_nan=False, default=str) + "\n", encoding="utf-8")
-    doc = document(report)
-    md_path.write_text(markdown.render(doc), encoding="utf-8")
-    html_path.write_text(html_render.render(doc), encoding="utf-8")
     return json_path, md_path, html_path
 
 
