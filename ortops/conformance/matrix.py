@@ -18,7 +18,7 @@ from typing import Sequence
 from .. import divergences
 from ..reporting.document import STATUSES
 from ..verdicts import STATUSES as SEVERITY
-from ..verdicts import Case, Check
+from ..verdicts import Case
 from .cases import Result, combine
 from ..arrays import has_nan
 from .runner import judge_of
@@ -100,12 +100,6 @@ class Cell:
         return "\n".join(parts)
 
 
-def _verdict(checks: list[Check], families: tuple[str, ...]) -> str:
-    if "reference" in families:
-        return combine(checks)[0]
-    return combine([Check("reference", "agree"), *checks])[0]
-
-
 def _cell(topic: str, results: Sequence[Result], families: tuple[str, ...]) -> Cell:
     cell = Cell(cases=len(results))
     reasons: Counter = Counter()
@@ -113,7 +107,7 @@ def _cell(topic: str, results: Sequence[Result], families: tuple[str, ...]) -> C
         checks = [c for c in r.checks if c.family in families]
         if not checks:
             continue
-        status = _verdict(checks, families)
+        status = combine(checks, alone="reference" not in families)[0]
         cell.counts[status] += 1
         if status == "agree":
             continue

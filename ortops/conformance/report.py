@@ -73,12 +73,6 @@ def _pair_checks(results: Sequence[Result]) -> dict[str, list[tuple[Result, list
     return by_pair
 
 
-def _pair_verdict(pair: str, checks: list[Check]) -> str:
-    if pair == PAIRS[0]:
-        return combine(checks)[0]
-    return combine([Check("reference", "agree"), *checks])[0]
-
-
 def pair_summaries(results: Sequence[Result]) -> list[PairSummary]:
     """One :class:`ortops.reporting.PairSummary` per pair of :data:`PAIRS` (pairs without a
     case are kept only when a note says why): counts in cases, then each (status, topic,
@@ -90,7 +84,7 @@ def pair_summaries(results: Sequence[Result]) -> list[PairSummary]:
         topics: dict[tuple[str, str, str], set[str]] = defaultdict(set)
         ops: dict[tuple[str, str, str], set[str]] = defaultdict(set)
         for r, checks in items:
-            status = _pair_verdict(pair, checks)
+            status = combine(checks, alone=pair != PAIRS[0])[0]
             counts[status] += 1
             if status in ("explained", "skipped", "unexplained"):
                 for c in checks:
