@@ -22,15 +22,10 @@ RUNTIME_PACKAGES = ("onnx", "onnxruntime", "onnxruntime-extensions", "numpy", "o
 
 
 def _versions() -> str:
-    from importlib import metadata
+    from .reporting import version
 
-    def version(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "not installed"
-
-    return f"ortops {version('ortops')} (" + ", ".join(f"{n} {version(n)}" for n in RUNTIME_PACKAGES) + ")"
+    found = {name: version(name) or "not installed" for name in ("ortops", *RUNTIME_PACKAGES)}
+    return f"ortops {found.pop('ortops')} (" + ", ".join(f"{n} {v}" for n, v in found.items()) + ")"
 
 
 def _unique(values):
@@ -286,13 +281,13 @@ def _lower(args: argparse.Namespace) -> int:
 
 
 def _install_oracle(args: argparse.Namespace) -> int:
+    import functools
+
     from .interop import ncnn_build
 
-    def log(line: str) -> None:
-        print(line, flush=True)
-
     try:
-        ncnn_build.install(sdist=args.sdist, build_dir=args.build_dir, jobs=args.jobs, log=log)
+        ncnn_build.install(sdist=args.sdist, build_dir=args.build_dir, jobs=args.jobs,
+                           log=functools.partial(print, flush=True))
     except ncnn_build.MissingTools as exc:
         print(f"ortops install-oracle: {exc}", file=sys.stderr)
         return EXIT_USAGE

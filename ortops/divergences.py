@@ -112,6 +112,15 @@ def divergence(topic_key: str, runtime: str, op: str | None = None) -> Divergenc
     raise KeyError(f"no known divergence {topic_key!r} of {runtime} for {op or 'any op'}")
 
 
-def reason(topic_key: str, runtime: str, op: str | None = None) -> str:
-    """The reason of :func:`divergence`, as the report shows it."""
-    return divergence(topic_key, runtime, op).reason
+_RAISE = object()
+
+
+def reason(topic_key: str, runtime: str, op: str | None = None, default=_RAISE) -> str:
+    """The reason of :func:`divergence`, as the report shows it; ``default`` where there is no row
+    (KeyError without one)."""
+    try:
+        return divergence(topic_key, runtime, op).reason
+    except KeyError:
+        if default is _RAISE:
+            raise
+        return default

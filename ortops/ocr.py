@@ -9,16 +9,12 @@ The per-step top-k candidates (TopK), the argmax (ArgMax) and the mean confidenc
 that make up each decoded character (ScatterElementsUpdate with ``reduction="mean"``) are real
 uses of ortops' three ops.
 
-Importing this module is cheap: Pillow and onnx are imported inside the functions
-that need them, and ``rapidocr_onnxruntime`` itself is never imported (it pulls in OpenCV); only
-its installed files are read.
+Importing this module is cheap: Pillow and onnx are imported inside the functions that need them,
+and ``rapidocr_onnxruntime`` is never imported (it pulls in OpenCV); only its files are read.
 
-Model facts (measured on ``ch_PP-OCRv4_rec_infer.onnx``, opset 12, IR 8):
-
-- input ``x``, float32 [N, 3, 48, W], RGB, ``(pixel / 255 - 0.5) / 0.5``;
-- output float32 [N, T, 6625], a softmax over classes, T = 40 for W = 320 (about W / 8);
-- class 0 is the CTC blank, classes 1..6623 are the lines of ``metadata_props["character"]``,
-  class 6624 is a space ``' '``.
+The model (``ch_PP-OCRv4_rec_infer.onnx``, opset 12): input ``x``, float32 [N, 3, 48, W], RGB;
+output float32 [N, T, 6625], a softmax over classes (T = 40 for W = 320); class 0 is the CTC blank,
+classes 1..6623 the lines of ``metadata_props["character"]``, class 6624 a space.
 """
 
 from __future__ import annotations
@@ -201,11 +197,8 @@ def characters(model: onnx.ModelProto) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _font_source() -> tuple[str | None, str]:
-    """Find DejaVu Sans: ``(file to pass to truetype, or None for Pillow's default font; description)``.
-
-    Tried in order: the name ``DejaVuSans.ttf`` (Pillow searches the system's font folders),
-    the Debian/Ubuntu path, matplotlib's bundled copy, Pillow's own default font.
-    """
+    """(DejaVu Sans's file, or None for Pillow's default font; description): by name, the Debian
+    path, matplotlib's bundled copy, else Pillow's default."""
     from PIL import ImageFont
 
     candidates: list[str] = [_FONT_NAME, str(_SYSTEM_FONT)]
@@ -307,11 +300,7 @@ def fit_font_size(text: str = DEFAULT_TEXT, width: int = 320, height: int = 48) 
 
 
 def _fit_font_size(text: str, width: int, height: int) -> int:
-    """Binary search over sizes in [1, 4 * height]; ink size grows with font size.
-
-    The bound is above ``height`` because the ink of a line without ascenders or descenders
-    (``"ace"``) is much smaller than the font size.
-    """
+    """Binary search over sizes in [1, 4 * height] (the ink of ``"ace"`` is much smaller than its size)."""
     room_x, room_y = width - 2 * MARGIN, height - 2 * MARGIN
 
     def fits(size: int) -> bool:
@@ -361,13 +350,8 @@ def render_text(
 
     Notes
     -----
-    Why fill the width: a wide white area after the text makes the recogniser emit a phantom
-    trailing space (class 6624, ``' '``, sometimes U+3000). In 320 px with this placement,
-    "TopK 2026 ONNX" in DejaVu Sans decodes as "TopK 2026 ONNX " at every size from 22 to 35
-    except 28, and exactly at 36 (the fitted size), 37 and 38; at 39 the ink is clipped.
-    The fitted size also decodes exactly when the text is shifted by up to 2 px either way.
-    (rapidocr feeds the model tight crops padded with mid-grey, 0 after normalisation, not white.)
-    Short texts cannot fill 320 px within 48 px of height; give them a smaller ``width``.
+    The text fills the width: a wide white area after it makes the recogniser emit a phantom
+    trailing space (measured: docs/conformance.md). Give short texts a smaller ``width``.
     """
     from PIL import Image, ImageDraw
 

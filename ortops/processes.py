@@ -1,22 +1,16 @@
-"""Calls in a child Python process (``multiprocessing``, spawn context), so that a runtime that
-crashes (a segfault, an abort from glibc's heap checks) or hangs becomes an outcome instead of
-taking the caller down. Used by the ncnn oracle, ``ortops compare``'s runtimes and the bench's
-measurements in a fresh process.
+"""Calls in a child Python process (``multiprocessing``, spawn), so that a runtime that crashes (a
+segfault, glibc's heap checks) or hangs becomes an :class:`Outcome` instead of taking the caller
+down. Used by the ncnn oracle, ``ortops compare``'s runtimes and the bench.
 
-:class:`Worker` keeps one child and sends it calls ``function(*args, **kwargs)`` one at a time
-over a ``multiprocessing`` pipe. When the child dies during a call, the call's :class:`Outcome`
-says how (``"killed by SIGSEGV"``, ``"exit status 3"``) and quotes what the child wrote to
-stderr during that call (e.g. glibc's "double free or corruption"); a call with no answer within
-the timeout kills the child; the next call starts a new one. :func:`call_once` runs one call in a
-child of its own: for inputs that may corrupt the child's memory without killing it at once, so
-that no later call runs in a damaged process.
+:class:`Worker` keeps one child and sends it calls one at a time over a pipe; a call whose child
+dies says how (``"killed by SIGSEGV"``, ``"exit status 3"``) and quotes what the child wrote to
+stderr during it; a call with no answer within the timeout kills the child; the next call starts
+a new one. :func:`call_once` runs one call in a child of its own. The function must be importable
+by name and take and return picklable values.
 
-``concurrent.futures.ProcessPoolExecutor`` cannot do this: a worker killed by a signal breaks
-the whole pool without saying which signal, a hung worker cannot be killed, and a worker's
-stderr is not kept per call. So the child is a plain ``multiprocessing`` process whose file
-descriptors 1 and 2 go to a file of its own (a runtime's prints never mix with the answers, and
-the parent reads what each call wrote). The called function must be importable by name, take
-and return picklable values (NumPy arrays included), and must not need the parent's state.
+Not ``concurrent.futures.ProcessPoolExecutor``: a worker killed by a signal breaks the whole pool
+without saying which signal, a hung worker cannot be killed, and a worker's stderr is not kept per
+call. So the child is a plain process whose file descriptors 1 and 2 go to a file of its own.
 """
 
 from __future__ import annotations
@@ -75,13 +69,10 @@ class Worker:
     timeout : float
         Seconds one call may take; a child that takes longer is killed and the call's
         outcome is a crash ("no answer within ... s").
-    env : mapping, optional
-        Extra environment variables for the child (set before the call's module is imported).
     """
 
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT, env: dict[str, str] | None = None):
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT):
         self.timeout = timeout
-        self.env = dict(env or {})
         self._process = None
         self._pipe = None
         self._stderr = None
@@ -89,7 +80,7 @@ class Worker:
     def _start(self):
         self._stderr = tempfile.NamedTemporaryFile(prefix="ortops-child-", suffix=".stderr")
         self._pipe, theirs = _SPAWN.Pipe()
-        process = _SPAWN.Process(target=_serve, args=(theirs, self._stderr.name, self.env), daemon=True)
+        process = _SPAWN.Process(target=_serve, args=(theirs, self._stderr.name), daemon=True)
         try:
             process.start()
         except BaseException:  # e.g. spawn refused (a script without a __main__ guard): its error stands
@@ -164,13 +155,12 @@ def call_once(function: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwa
         return worker.call(function, *args, **kwargs)
 
 
-def _serve(pipe, stderr_path: str, env: dict[str, str]) -> None:
+def _serve(pipe, stderr_path: str) -> None:
     """The child's loop: run each call received on ``pipe`` and send back its answer."""
     output = os.open(stderr_path, os.O_WRONLY | os.O_APPEND)
     os.dup2(output, 2)
     os.dup2(output, 1)  # a runtime's own prints go to the stderr file, never into the answers
     sys.stdout = sys.stderr
-    os.environ.update(env)
     while True:
         try:
             message = pipe.recv_bytes()

@@ -1,97 +1,11 @@
-"""ortops' process-wide resources: the inner ORT sessions, the one worker pool and the caches.
+"""ortops' process-wide resources: the inner ORT sessions (:func:`inner_session`, single-threaded),
+the one worker pool (:func:`pool`, :func:`parallel_map`; ``ORTOPS_NUM_THREADS``), the named caches
+(:func:`cached`: ``functools.lru_cache`` per name) and the signal guard (:func:`guard_signals`).
 
-Everything ortops keeps for the life of a process lives here, apart from what belongs to
-another library's own global registry (listed at the end). onnxruntime is imported only when
-the first inner session is built, never on import.
-
-The resources
--------------
-**Inner sessions** (:func:`inner_session`). Kernels hand work to ORT's own built-in ops
-(:mod:`ortops.kernels.selection`: TopK-11) through small ``onnxruntime.InferenceSession``
-objects, cached by a key (one per element type, mode, rank and order: at most a few dozen).
-Each is created with ``intra_op_num_threads=1`` and ``inter_op_num_threads=1``: ORT then
-starts **no** thread for it, and the work runs on the calling thread. Without this, every
-inner session owned an intra-op pool of its own (one thread per core): dozens of idle,
-spinning threads that ignored the user's threading settings.
-
-**The worker pool** (:func:`pool`, :func:`parallel_map`). One ``ThreadPoolExecutor`` for the
-whole process, created on first use, with :func:`worker_count` threads: the number of CPUs
-this process may run on, minus one (the caller works too), at most 15; the environment
-variable ``ORTOPS_NUM_THREADS`` sets the total instead (``1``: no worker thread at all, all
-work on the calling thread). Large selections are split into row blocks that run on the
-pool and the caller at once; ORT releases the GIL while it runs, so they run in parallel.
-Tasks on the pool never wait for other pool tasks, so a full pool only queues work.
-
-**Named caches** (:func:`cached`, :func:`clear`). ``functools.lru_cache``\\ s from a key to an
-object that is expensive to build, one per name, bounded where asked: ``"openvino.core"`` (the one
-``openvino.Core`` with ortops' frontend extensions) and ``"openvino.compiled"`` (compiled
-OpenVINO models, 256 at most), both used by :mod:`ortops.interop.openvino`, and
-``"selection.probe"`` (whether ORT's TopK-11 passed :mod:`ortops.kernels.selection`'s tie
-probe, per selection).
-
-So ortops adds at most ``worker_count()`` threads to a process, whatever it runs.
-ORT's own global thread pool (``set_global_thread_pool_sizes``, ``use_per_session_threads``)
-was not used: it is reachable only through ``onnxruntime.capi._pybind_state`` and must be
-configured before ORT's environment exists, which a user's own session has usually created
-already.
-
-Threads
--------
-:func:`inner_session` and :func:`pool` may be called from any thread: creation happens
-under one lock, lookups are lock-free dict reads. An ORT session's ``run`` may be called
-from several threads at once, so one inner session serves every thread.
-
-Signals
--------
-A Python signal handler runs on the main thread, between two bytecodes of whatever Python
-code runs there - which may be ortops' bridge hook, called by ORT from C++. An exception
-that leaves the hook (a ``KeyboardInterrupt`` from Ctrl-C, a ``SystemExit`` from a SIGTERM
-handler) aborts the process, and one caught there must not be lost. So
-:func:`guard_signals` (called by ``ortops.session_options``, i.e. for every ortops session,
-on the main thread) wraps the Python handlers of SIGINT and of SIGTERM, SIGHUP, SIGALRM,
-SIGUSR1 and SIGUSR2 when they have one. The wrapper calls the original handler unless the
-main thread is inside the bridge (:func:`bridge_code`); there it
-
-* raises :class:`Interrupt` when a kernel is running (:func:`kernel_started`): the op stops
-  and returns empty outputs, and the bridge re-delivers the signal - through
-  ``ortops.capture_errors`` (and so ``InferenceSession.run``) as soon as ``run`` returns,
-  by calling the original handler; on the raw path by :func:`redeliver`;
-* otherwise leaves the signal pending and :func:`redeliver` sends it again once the main
-  thread has left the bridge.
-
-:func:`redeliver` uses a short-lived thread that waits (1 ms steps) until the main thread's
-Python stack holds no bridge frame, then sends the signal to the main thread again
-(``signal.pthread_kill``). A handler installed after the last ortops session was created
-replaces the wrapper; the next ``session_options`` call wraps it again.
-
-Fork
-----
-``os.fork`` (``multiprocessing``'s default start method on Linux before Python 3.14) copies
-the memory but only the forking thread. In the child, a pool's worker threads are gone while
-its bookkeeping says they exist (a submitted task would wait forever), a lock may be held by
-a thread that no longer exists, and an inner session's allocator may have been locked by one.
-:func:`_after_fork_in_child`, registered with ``os.register_at_fork``, therefore gives the
-child a new lock, no pool (the next use starts a fresh one) and no inner sessions (the next
-use builds fresh ones) and empty named caches (an ``openvino.Core`` and its compiled models
-own TBB worker threads, which do not exist in the child either); the hook is registered
-when the first of them is created, not on import. An :class:`ortops.InferenceSession` used
-in a forked child makes a new ORT session there on first use, for the same reason (a thread
-inside the parent's ``run`` at the fork may hold that session's lock). The parent's objects are kept
-referenced, never destroyed, in the child: their destructors would join threads or take
-locks that do not exist there.
-
-Other process-wide state, and where it lives
---------------------------------------------
-* :mod:`ortops.bridge`: the PyOp registrations with onnxruntime-extensions and the one hook.
-  They live in the extensions library's own tables (not copied by anything ortops could
-  reset) and hold no thread or lock across calls, so they stay valid after ``fork``;
-  ``register`` is idempotent and thread-safe.
-* :mod:`ortops.builder.schemas`: the ONNX ``OpSchema`` of each op, registered once in onnx's
-  own schema registry (needed by the checker and shape inference); idempotent, thread-safe,
-  nothing to reset after ``fork``.
-* :mod:`ortops.conformance`: per-run state only (the sessions a run builds, ONNX's backend
-  vectors collected under a lock with onnx's collector and NumPy's global generator
-  restored afterwards); nothing a user's ``run`` touches.
+Every function may be called from any thread. A forked child starts with a new lock, no pool, no
+inner sessions and empty caches; the parent's objects are kept, never destroyed, in the child.
+Importing this module starts nothing and imports no runtime. How each resource behaves under
+threads, signals and ``fork``, and why, is in docs/architecture.md ("Process-wide state").
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""Cached ONNX Runtime sessions the judges run models in (the conformance suites and runner):
-built once per model.
-
-Bounded in memory and threads: at most :data:`CACHE_SIZE` sessions are kept (the least
-recently used is dropped first; :func:`ortops.runtime.cached`, the process's one home of
-caches, so a forked child starts with none), and each runs single-threaded on the calling
-thread (``intra_op_num_threads=1``, ``inter_op_num_threads=1``, so ORT starts no pool for it;
-no spinning) with no memory arena (a session's buffers go back to the allocator after each
-run). Conformance models are small, one case at a time: a pool per cached session would only
-add idle threads (one per core each) and memory. Measured on the default run (2 cores, ORT
-1.32): up to 512 sessions with their own pools peaked at 2.3 GB and 518 threads; the bounded
-cache, see docs/conformance.md (What a run needs).
+"""Cached ONNX Runtime sessions the judges run models in (the conformance suites and runner), built
+once per model: at most :data:`CACHE_SIZE` (least recently used dropped first; in
+:mod:`ortops.runtime`'s cache, so a forked child starts with none), each single-threaded on the
+calling thread, without spinning or memory arena. A pool per cached session would only add idle
+threads and memory (the unbounded cache peaked at 2.3 GiB and 518 threads: CHANGELOG.md).
 """
 
 from __future__ import annotations

@@ -15,15 +15,10 @@ from .errors import OpError
 from .graph import DEFAULT_DOMAINS, graphs
 from .ops.spec import OpSpec
 
-__all__ = ["ValueInfo", "value_types", "check_input_types", "check_axes", "CARRIED_ELEM_TYPES"]
+__all__ = ["ValueInfo", "check_input_types", "check_axes", "CARRIED_ELEM_TYPES"]
 
 #: The ONNX element types an op takes only through its carrier (float16, bfloat16).
 CARRIED_ELEM_TYPES = frozenset(t.onnx for t in dtypes.CARRIED_TYPES)
-
-
-def value_types(model: onnx.ModelProto) -> dict[str, int]:
-    """The inferred ONNX element type of every value of ``model``, subgraphs included."""
-    return ValueInfo(model).elem_types()
 
 
 class ValueInfo:

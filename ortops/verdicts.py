@@ -25,33 +25,15 @@ SOURCES = ("seed-example", "onnx-backend-test", "generated", "real-model")
 
 @dataclass(frozen=True)
 class Difference:
-    """What two sides returned for one output, and where they first differ.
+    """What two sides (``left``, ``right``: who, e.g. ``"ortops"``) returned for one output, and where
+    they first differ.
 
-    Attributes
-    ----------
-    output : str
-        The output's name (``"values"``, ``"indices"``, ...); ``""`` for a difference of
-        outcome (:meth:`outcome`).
-    left, right : str
-        Who returned each side, e.g. ``"ortops"`` and ``"onnxruntime TopK-11"``.
-    left_value, right_value : str
-        What each side returned, printed (:func:`preview`), or the outcome (``"OpError:
-        k=0 is outside ..."``, ``"NOT_IMPLEMENTED ..."``).
-    first_index : tuple of int or None
-        The first differing position in C order; None when the shapes differ or for an outcome.
-    left_at, right_at : str or None
-        The two elements at ``first_index``.
-    mismatches, size : int or None
-        How many elements differ, of how many.
-    left_shape, right_shape : tuple of int or None
-        The two shapes (None for an outcome).
-    note : str
-        One optional line (e.g. "the same elements in another order").
-    max_abs_diff : float or None
-        The largest absolute difference over the positions that differ (numbers of the same
-        shape only; None when it is not a finite number, e.g. NaN against a number).
-    rtol, atol : float
-        The tolerance :meth:`of` compared with (0 and 0: exact).
+    ``output`` is ``""`` for a difference of outcome (:meth:`outcome`: one side raised); the
+    ``*_value`` fields are what each side returned, printed (:func:`ortops.arrays.preview`), or the
+    outcome; ``first_index`` is the first differing position in C order (None when the shapes
+    differ or for an outcome) and ``left_at``/``right_at`` the elements there; ``mismatches`` of
+    ``size`` elements differ; ``max_abs_diff`` is the largest absolute difference where they differ
+    (None when not finite); ``rtol``/``atol`` the tolerance :meth:`of` compared with (0: exact).
     """
 
     output: str
@@ -149,19 +131,11 @@ ORACLE_FAMILIES = ("reference", "onnxruntime", "openvino", "expected", "ortops",
 def oracle_family(oracle: str) -> str:
     """The family of an oracle name, e.g. ``"onnxruntime TopK-11"`` -> ``"onnxruntime"`` (a
     :class:`Check` whose name does not say it carries its ``family``)."""
-    if oracle == "reference":
-        return "reference"
-    if oracle.startswith("lowered"):
-        return "lowered"
-    if oracle.startswith("openvino"):
-        return "openvino"
-    if oracle == "ncnn":
-        return "ncnn"
-    if oracle.startswith("onnxruntime"):
-        return "onnxruntime"
+    if oracle in ("reference", "ncnn"):
+        return oracle
     if oracle in ("ortops", "index dtype", "output dtype"):
         return "ortops"
-    return "expected"
+    return next((f for f in ("lowered", "openvino", "onnxruntime") if oracle.startswith(f)), "expected")
 
 
 def difference(output: str, got, want, *, right: str, left: str = "ortops", note: str = "") -> Difference:

@@ -1,66 +1,10 @@
-"""``ortops bench``: time ortops' ops in ONNX Runtime against ORT's built-ins, OpenVINO and NumPy.
-
-Usage::
-
-    ortops bench [--quick | --smoke] [--out DIR] [--ops TopK ScatterElementsUpdate ArgMax] [--repeat N]
-    python scripts/bench.py ...          # the same
-
-``--quick`` runs the whole matrix with fewer rounds, fewer scaling points and the NumPy
-reference on small inputs only (under 2 minutes on 2 cores); ``--smoke`` runs tiny shapes
-to check the harness end to end (its numbers mean nothing). Output: a table on the terminal,
-``DIR/bench.json`` (every sample, the machine, the versions), ``DIR/bench.txt`` (the tables)
-and ``DIR/scaling.png`` (needs matplotlib: the ``bench`` extra).
-
-What is timed
--------------
-Every row is one implementation on one case, called the way a user calls it:
-
-* ``ortops``: :class:`ortops.InferenceSession` on a model from :mod:`ortops.builder`;
-* ``built-in``: a plain ``onnxruntime.InferenceSession`` of the standard-ONNX equivalent
-  (:data:`BUILT_INS`): TopK-11 (``sorted=0`` for ``sort="none"``); ScatterElements-18
-  ``add``, or the standard-op composition of
-  :func:`ortops.builder.scatter_mean_composition` where no
-  reduction maps; ``Reshape`` + ``ArgMax(select_last_index=1)``, or TopK-11 on the flattened
-  tensor for ``topk > 1``. ArgMax ``topk=1`` cases also show ``select_last_index=0``: not
-  equivalent (ties go to the lower index), but ORT's fast path;
-* ``OpenVINO``: the runtime's own op (TopK-11 with ``stable`` 1 and 0 in the case's ``sort``
-  mode; ScatterElementsUpdate-12), compiled for ``"CPU"``, when ``openvino`` imports;
-* ``NumPy reference``: :mod:`ortops.reference`, only up to a size limit (a note says so);
-* ``identity PyOp``: a trivial PyOp through ortops' installed bridge hook, the floor of the
-  per-call cost of any PyOp (its ratio is against ORT's own ``Identity``);
-* every execution path of the ortops node (the ``path`` column): ``ortops PyOp``
-  (``InferenceSession(path="pyop")``), ``ortops lowered`` (``path="lowered"``: the guarded
-  lowering) and ``lowered standalone`` (:func:`ortops.lower` with ``fallback="none"`` in a plain
-  onnxruntime session); ``ortops`` is the default ``path="auto"``.
-
-Besides the matrix: session creation per path (first in a fresh process, and later) against
-a plain ORT session, and the in-model case (the OCR recogniser with TopK and ArgMax appended,
-on every path, against the same model with the built-ins); see :mod:`.creation`.
-
-Every timed ORT session sets ``session.intra_op.allow_spinning=0``: interleaved sessions whose
-idle threads spin take each other's cores.
-
-Method
-------
-Each case builds its sessions and inputs, checks that every implementation's first output
-matches the built-in's (as a multiset of values: shapes equal, sorted values close), then
-warms each implementation up. A *sample* is the mean time of a batch of calls sized to last
-about ``sample_seconds`` (one call for slow implementations). Samples are taken in rounds
-that interleave the implementations (A B C, then C B A, ...), so drift from other processes
-on the machine hits all of them alike; the table shows the median, the interquartile range
-as a share of it, and ``ratio`` = median / the built-in's median of the same case. The
-garbage collector is off while a sample runs. Implementations slower than
-``slow_seconds`` per call get at most ``slow_samples`` samples (one beyond
-``very_slow_seconds``: OpenVINO's stable TopK and its float mean); cheap cases get more rounds
-within a time budget. ``bench.json`` keeps every sample, the minimum and the load average
-at the start of each case: on a shared machine, read the medians with the spread.
-
-Peak memory is measured in child processes, one per implementation, so that two
-implementations never share a high-water mark; see :func:`ortops.bench.memory.memory_child`.
-
-The harness is cut by concern: :mod:`.cases` (configuration and the case matrix),
-:mod:`.calls` (sessions and implementations), :mod:`.timing`, :mod:`.memory`, :mod:`.plot`
-(scaling) and :mod:`.report`; what each op is timed on is in ``ortops/ops/<op>/bench.py``.
+"""``ortops bench``: time ortops' ops in ONNX Runtime, on every execution path, against ORT's
+built-ins (:data:`BUILT_INS`), OpenVINO and the NumPy references; also session creation and the
+OCR recogniser with the ops appended (:mod:`.creation`), peak memory (:mod:`.memory`) and scaling
+(:mod:`.plot`). Writes ``DIR/bench.json`` (every sample, the machine, the versions),
+``DIR/bench.txt`` and ``DIR/scaling.png`` (the ``bench`` extra). What is timed and the method
+(interleaved rounds, medians, the spread): docs/performance.md. What each op is timed on:
+``ortops/ops/<op>/bench.py``.
 """
 
 from __future__ import annotations

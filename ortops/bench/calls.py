@@ -34,9 +34,8 @@ def path_of(impl: str) -> str:
 
 
 def timed_options():
-    """``onnxruntime.SessionOptions`` for every timed session: quiet, and intra-op threads that
-    do not spin after each op (``session.intra_op.allow_spinning=0``): spinning threads of
-    interleaved sessions take each other's cores."""
+    """Quiet ``onnxruntime.SessionOptions`` with ``session.intra_op.allow_spinning=0``: spinning
+    threads of interleaved sessions take each other's cores."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -77,7 +76,6 @@ SESSIONS = Sessions(plain_session, ortops_session)
 
 
 def _identity(x):
-    """The identity PyOp's body: float32 in, the same float32 array out. It cannot raise."""
     return x
 
 
@@ -99,20 +97,10 @@ bridge.also_register(_register_identity)
 
 
 def identity_session():
-    """An ortops session of one identity PyOp in domain :data:`BENCH_DOMAIN`.
+    """An ortops session of one identity PyOp in domain :data:`BENCH_DOMAIN`, registered in ortops'
+    own batch (``ortops.bridge.also_register``), so its calls go through ortops' hook.
 
-    The op is registered in the same batch as ortops' own ops (``ortops.bridge.also_register``,
-    when this module is imported), so its calls go through ortops' hook like ortops' ops do;
-    the hook hands a PyOp it does not own to the library's own hook, which converts the output
-    with ``tolist()`` (negligible on the 8 elements it is timed on). The body cannot raise: the
-    bridge hands it a float32 array (the only registered input type) and it returns that array,
-    matching the declared float32 output.
-
-    Raises
-    ------
-    RuntimeError
-        When ``ortops.bench`` was imported after ortops registered its ops (then the identity
-        op cannot be registered safely).
+    Raises RuntimeError when ``ortops.bench`` was imported after ortops registered its ops.
     """
     import onnx
     from onnx import TensorProto, helper

@@ -1,15 +1,5 @@
-"""Session creation and the in-model case: what users feel beyond one op's call.
-
-* :func:`run_creation`: the time to create a session of a one-node TopK model on every path,
-  the first in a fresh process (a child per path: ortops' registrations and the extensions
-  library load once per process) and the median of the later ones, against a plain ORT
-  session of the built-in TopK. The lowered models are made before the child starts (lowering
-  is offline work); the guarded path's figure includes the lowering, as
-  ``ortops.InferenceSession(path="lowered")`` does it.
-* :func:`run_in_model`: the PP-OCRv4 recogniser (the ``ocr`` extra) with a TopK (k=5 per
-  step) and an ArgMax (topk=1 over the last step) appended, on every path, against the same
-  model with the built-in TopK-11 and ArgMax; timed interleaved, spinning off.
-"""
+"""Session creation (:func:`run_creation`) and the in-model case (:func:`run_in_model`): what users
+feel beyond one op's call."""
 
 from __future__ import annotations
 
@@ -26,8 +16,7 @@ CREATION_PATHS = ("built-in (plain ORT)", "ortops PyOp", "ortops lowered", "lowe
 IN_MODEL_PATHS = ("built-in", "ortops PyOp", "ortops lowered", "lowered standalone", "ortops (auto)")
 
 def _creation_times(kind: str, data: bytes, n: int) -> list[float]:
-    """Run in a fresh child process by :func:`run_creation`: the seconds each of ``n`` session
-    creations of ``kind`` takes (ortops is imported before the first, onnxruntime by it)."""
+    """In a fresh child: the seconds each of ``n`` session creations of ``kind`` takes."""
     if kind.startswith("ortops"):
         import ortops
 
@@ -60,7 +49,10 @@ def _models() -> dict[str, bytes]:
 
 
 def run_creation(sessions: int = 10) -> list[dict]:
-    """Per path: ``first`` and ``later`` (median) session creation in seconds, in a fresh child."""
+    """Per path: ``first`` (in a fresh child: ortops and the extensions library load once per process)
+    and ``later`` (median) session creation in seconds, against a plain ORT session of the built-in
+    TopK. Lowered models are made before the child starts; the guarded path's figure includes the
+    lowering, as ``InferenceSession(path="lowered")`` does it."""
     from ..processes import call_once
 
     rows = []
@@ -79,8 +71,7 @@ def run_creation(sessions: int = 10) -> list[dict]:
 
 
 def _in_model_models():
-    """(ortops model, built-in model): the recogniser with TopK k=5 over the classes of every
-    step and ncnn ArgMax topk=1 over the last step's scores appended."""
+    """(ortops model, built-in model): the recogniser + TopK k=5 per step + ArgMax over the last step."""
     import onnx
     from onnx import TensorProto, helper
 
@@ -124,8 +115,8 @@ def _in_model_models():
 
 
 def run_in_model(config, rounds: int) -> list[dict]:
-    """Interleaved timings of the recogniser with the appended ops on every path; [] without
-    the ``ocr`` extra."""
+    """Interleaved timings of the PP-OCRv4 recogniser with the ops appended, on every path, against
+    the same model with the built-in TopK-11 and ArgMax; [] without the ``ocr`` extra."""
     from .. import ocr
     from .. import real_model
 

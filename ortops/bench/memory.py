@@ -36,15 +36,8 @@ def _reset_peak_rss() -> bool:
 
 
 def memory_child(op: str, impl: str, params: dict, runs: int) -> dict:
-    """Run in a fresh child process by :func:`run_memory`: build one implementation, run it
-    ``runs`` times, return its peak RSS (KiB).
-
-    Linux keeps ``ru_maxrss`` across ``exec``: a child started by a large parent reports at
-    least the parent's peak. So where ``/proc/self/status`` exists the peak is ``VmHWM``,
-    which belongs to the new process image, and it is reset after set-up, so that
-    ``run_peak - rss_before_run`` is the memory the calls themselves need. Elsewhere the
-    peak is ``ru_maxrss``.
-    """
+    """In a fresh child: build one implementation, run it ``runs`` times, return its peak RSS (KiB):
+    ``VmHWM``, reset after set-up, where ``/proc`` has it (docs/performance.md), else ``ru_maxrss``."""
     import resource
 
     call = make_call(op, impl, params, inputs(op, params))

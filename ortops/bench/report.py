@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import pathlib
 import platform
 
 from ..arrays import jsonable
+from ..reporting import version
+from .calls import path_of
 
 __all__ = ["jsonable", "version", "machine", "print_tables", "row_json"]
-
-
-def version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def machine() -> dict:
@@ -73,8 +67,6 @@ def print_tables(rows: list, memory: list[dict], console) -> None:
 
     table = Table(title="Median time per call; ratio = median / the built-in's median in the same case "
                         "(identity PyOp: / ORT Identity's)", title_justify="left")
-    from .calls import path_of
-
     for name, justify in (("case", "left"), ("impl", "left"), ("path", "left"), ("median", "right"), ("iqr", "right"),
                           ("n", "right"), ("ratio", "right"), ("target", "left")):
         table.add_column(name, justify=justify, no_wrap=name in ("median", "ratio", "impl"))
@@ -117,17 +109,11 @@ def print_tables(rows: list, memory: list[dict], console) -> None:
         console.print(mem)
 
 
-def _path(impl: str) -> str:
-    from .calls import path_of
-
-    return path_of(impl)
-
-
 def row_json(row) -> dict:
     t = row.timing
     return {
         "op": row.case.op, "case": row.case.name, "params": jsonable(row.case.params), "impl": row.impl,
-        "path": _path(row.impl),
+        "path": path_of(row.impl),
         "median_s": t.median, "min_s": min(t.samples), "iqr_share": t.spread, "samples_s": t.samples,
         "calls_per_sample": t.calls_per_sample, "load_average": row.case.load_average,
         "case_seconds": row.case.seconds,

@@ -1,26 +1,12 @@
 """The node audit: where two runtimes split inside the model, and why.
 
-Audited nodes: every node of the main graph whose ``(domain, op_type)`` has an :class:`Audit`
-(standard ``TopK``, ``ArgMax``, ``ArgMin``, ``ScatterElements``, ``ScatterND``,
-``NonMaxSuppression``: :mod:`ortops.compare.nms`) and every ortops
-node. Their tensors are exposed as graph outputs (:func:`ortops.compare.model.audit_model`), so
-each runtime's actual inputs and outputs at the node are known. For each other runtime against
-the baseline, a node is:
-
-``agree``        its outputs match within tolerance;
-``upstream``     its inputs already differ (the difference comes from before it);
-``explained``    same inputs, different outputs, and the op's audit shows a known topic of
-                 :mod:`ortops.divergences` in the data (ties, NaN, duplicate scatter indices,
-                 integer mean, a type the runtime narrows, ...);
-``unexplained``  same inputs, different outputs, and nothing explains it;
-``missing``      a runtime did not return the node's tensors.
-
-The op-specific judging lives in each op folder's one judge (``judge.py``: ``AUDITS``, keyed by
-``(domain, op_type)``), collected by :func:`registry` from :data:`ortops.ops.OPS`.
-
-An output difference is then followed upstream (:func:`explain_output`): the first audited node
-on its path that differs decides. If it is explained and no other difference on the path escapes
-it, the output difference is explained, naming that node.
+Audited nodes: every ortops node and every main-graph node whose ``(domain, op_type)`` has an
+:class:`~ortops.verdicts.Audit` (each op judge's ``AUDITS``, collected by :func:`registry`, and
+standard ``NonMaxSuppression``: :mod:`.nms`). With their tensors exposed, each node is, for each
+other runtime against the baseline, ``agree``, ``upstream`` (its inputs already differ),
+``explained`` (same inputs, different outputs, and the audit shows a known topic in the data),
+``unexplained`` or ``missing``. :func:`explain_output` follows an output difference upstream: the
+first audited node on its path that differs decides. The statuses: docs/compare.md.
 """
 
 from __future__ import annotations
@@ -37,7 +23,7 @@ from ..ops import DOMAINS, OPS
 from ..verdicts import Audit, Capture, Finding
 from . import nms
 from .groups import group_nodes
-from .model import AuditedNode, node_label
+from .model import AuditedNode, node_label, op_name
 from .outputs import compare_arrays
 
 __all__ = [
@@ -152,13 +138,8 @@ def reason_for(topic: str | None, runtime: str, op_type: str | None) -> str:
     """The divergence table's reason for ``topic`` in ``runtime`` (else what the topic is)."""
     if topic is None:
         return ""
-    try:
-        return divergences.reason(topic, runtime, op_type)
-    except KeyError:
-        try:
-            return divergences.topic(topic).what
-        except KeyError:
-            return ""
+    known = divergences.topic(topic).what if topic in {t.key for t in divergences.TOPICS} else ""
+    return divergences.reason(topic, runtime, op_type, known)
 
 
 def _narrowing(inputs: Sequence, runtimes: Sequence[str]) -> Finding | None:
@@ -371,8 +352,7 @@ def origins(model: onnx.ModelProto, feed, results: Mapping[str, Mapping], baseli
             for name, b, o in pairs_out:
                 comparison = compare_arrays(o, b, atol=atol, rtol=rtol)
                 if comparison.status != "match":
-                    op = f"{node.domain}::{node.op_type}" if node.domain not in _DEFAULT_DOMAINS else node.op_type
-                    found.append(Origin(index, node.name or f"#{index}", op, runtime,
+                    found.append(Origin(index, node.name or f"#{index}", op_name(node), runtime,
                                         f"output {name!r}: {comparison.detail}; max abs {comparison.max_abs}"))
                     break
     return found

@@ -1,25 +1,13 @@
 """The causal check: does the node an output difference is blamed on really cause it?
 
-:func:`ortops.compare.audit.explain_output` names the first audited node on an output's path
-that differs and is explained (a tie, NaN, ...). That is a correlation. The causal check shows
-the cause: the graph is cut at that node and at every other audited node that differs on the
-path (:func:`cut_model`: their outputs become graph inputs), the *baseline* runtime runs the
-downstream part on the *other* runtime's values of those tensors, and the output is compared
-with the other runtime's again, with the same tolerance.
-
-* It agrees: the cut nodes explain the difference (``passed``).
-* It does not: something downstream differs on its own; the output is ``unexplained``, and the
-  check names the first node downstream of the cut whose inputs agree and whose output does not
-  (the trace, :func:`ortops.compare.audit.origins` on the cut run).
-* An audited node that differs only because its inputs differ (``upstream``) is cut too; the
-  baseline also recomputes it from the cut run's inputs, and the node audit judges it again
-  there: its inputs must now agree, and its difference must be explained on its own.
-
-A runtime that failed or crashed at an audited node (:func:`ortops.compare.audit.explain_failure`)
-is checked the same way where it can run: the node alone (:func:`node_model`), on the inputs
-another runtime computed for it, must fail in that runtime too.
-
-Every run is one child process of :mod:`ortops.compare.runtimes`.
+The graph is cut at every audited node that differs on the output's path (:func:`cut_model`:
+their outputs become graph inputs); the baseline runs the rest on the other runtime's values of
+those tensors, and the output must then match the other runtime's (``passed``). Otherwise the
+check names the first node after the cut whose inputs agree and whose output does not (the
+trace). An ``upstream`` node is cut too, recomputed by the baseline and audited again on the cut
+run's inputs. A runtime that failed at an audited node is checked with the node alone
+(:func:`node_model`): it must fail there too (:func:`check_failure`). Every run is one child
+process of :mod:`.runtimes`. How to read it: docs/compare.md.
 """
 
 from __future__ import annotations
@@ -146,30 +134,24 @@ def node_model(model: onnx.ModelProto, index: int, inputs: Mapping[str, np.ndarr
     return alone
 
 
-class _Runner:
-    """Runs models in a runtime's child process, from one temporary folder."""
+class _Runner(NamedTuple):
+    """Runs models in a runtime's child process, each from a temporary folder of its own."""
 
-    def __init__(self, source: pathlib.Path, settings: Mapping[str, Mapping], context: Mapping,
-                 timeout: float | None):
-        self.source, self.settings, self.context, self.timeout = source, settings, context, timeout
-        self._tmp = tempfile.TemporaryDirectory(prefix="ortops-causal-")
-        self.count = 0
+    source: pathlib.Path
+    settings: Mapping[str, Mapping]
+    context: Mapping
+    timeout: float | None
 
     def run(self, runtime: str, model: onnx.ModelProto, feed: Mapping[str, np.ndarray]):
-        self.count += 1
-        folder = pathlib.Path(self._tmp.name)
-        path = model_mod.save(model, self.source, folder, f"causal{self.count}")
-        feed_path = folder / f"feed{self.count}.npz"
-        try:
-            save_feed(feed, feed_path)
-            return run_in_child(runtime, path, feed_path, self.settings.get(runtime, {}), self.context,
-                                timeout=self.timeout)
-        finally:
-            path.unlink(missing_ok=True)
-            feed_path.unlink(missing_ok=True)
-
-    def close(self):
-        self._tmp.cleanup()
+        with tempfile.TemporaryDirectory(prefix="ortops-causal-") as tmp:
+            folder = pathlib.Path(tmp)
+            path = model_mod.save(model, self.source, folder, "causal")
+            try:  # the model may be written next to the source's external data, outside the folder
+                save_feed(feed, folder / "feed.npz")
+                return run_in_child(runtime, path, folder / "feed.npz", self.settings.get(runtime, {}), self.context,
+                                    timeout=self.timeout)
+            finally:
+                path.unlink(missing_ok=True)
 
 
 def check_outputs(model: onnx.ModelProto, path: pathlib.Path, feed: Mapping[str, np.ndarray],
@@ -186,13 +168,10 @@ def check_outputs(model: onnx.ModelProto, path: pathlib.Path, feed: Mapping[str,
         cut = cut_nodes(graph, row["output"], row["runtime"], node_results)
         groups.setdefault((row["runtime"], tuple(r.node.index for r in cut)), []).append(row["output"])
     runner = _Runner(path, settings, context, timeout)
-    try:
-        for (runtime, indices), names in groups.items():
-            found = _check_group(model, graph, feed, results, baseline, runtime, indices, names, node_results,
-                                 atol=atol, rtol=rtol, runner=runner, base_dir=base_dir)
-            checks.update({(name, runtime): found[name] for name in names})
-    finally:
-        runner.close()
+    for (runtime, indices), names in groups.items():
+        found = _check_group(model, graph, feed, results, baseline, runtime, indices, names, node_results,
+                             atol=atol, rtol=rtol, runner=runner, base_dir=base_dir)
+        checks.update({(name, runtime): found[name] for name in names})
     return checks
 
 
@@ -312,11 +291,7 @@ def check_failure(model: onnx.ModelProto, path: pathlib.Path, feed: Mapping[str,
             break
     else:
         return Causal("not-run", label, runtime, "no runtime computed this node's inputs")
-    runner = _Runner(path, settings, context, timeout)
-    try:
-        alone = runner.run(runtime, node_model(model, node.index, inputs), inputs)
-    finally:
-        runner.close()
+    alone = _Runner(path, settings, context, timeout).run(runtime, node_model(model, node.index, inputs), inputs)
     if alone.status in ("failed", "crashed"):
         return Causal("passed", label, runtime, f"the node alone, on the same inputs, {alone.status} in "
                                                 f"{runtime} too: {alone.detail[:300]}")

@@ -1,12 +1,11 @@
-"""Audited nodes grouped by op, so that a report on a model with 90 TopK nodes reads as one line:
-``90 TopK nodes (/TopK ... /TopK_89): 90 ties``. The full lists stay in ``compare.json`` and in
-the node table of ``compare.md``/``compare.html``; the terminal gets lines that fit its width.
-"""
+"""Audited nodes grouped by op, so that 90 TopK nodes read as one line: ``90 TopK nodes (/TopK ...
+/TopK_89): 90 ties``; lines fitted to the terminal's width."""
 
 from __future__ import annotations
 
 import shutil
 import textwrap
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -66,11 +65,6 @@ def group_nodes(rows: Iterable[Mapping]) -> list[NodeGroup]:
     groups: dict[tuple[str, str], list[Mapping]] = {}
     for row in rows:
         groups.setdefault((row["op"], row["status"]), []).append(row)
-    out = []
-    for (op, status), members in groups.items():
-        topics: dict[str, int] = {}
-        for row in members:
-            if row.get("topic"):
-                topics[row["topic"]] = topics.get(row["topic"], 0) + 1
-        out.append(NodeGroup(op, status, tuple(r["node"] for r in members), topics, members[0]))
-    return out
+    return [NodeGroup(op, status, tuple(r["node"] for r in members),
+                      dict(Counter(r["topic"] for r in members if r.get("topic"))), members[0])
+            for (op, status), members in groups.items()]

@@ -1,9 +1,6 @@
-"""The inputs ``ortops compare`` feeds every runtime: read from a ``.npz`` file, or generated.
-
-Generated inputs are seeded and follow the model's declared input types and shapes. A symbolic
-dimension (``dim_param``) takes its size from ``--dim NAME=VALUE``; a missing one is an
-:class:`InputError` naming it. ``ties=True`` draws from a few distinct values, because equal
-values are where runtimes split (TopK, ArgMax, ArgMin).
+"""The inputs ``ortops compare`` feeds every runtime: read from a ``.npz`` file, or generated (seeded,
+from the model's input types and shapes; ``--dim NAME=VALUE`` sizes a symbolic dimension;
+``ties=True`` draws from a few distinct values, where runtimes split).
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
-"""The model ``ortops compare`` runs: loaded once, with the audited nodes' tensors exposed.
-
-:func:`load` reads the file without its external data (a model over 2 GiB stays a file);
-:func:`audit_model` adds the inputs and outputs of every audited node as graph outputs, the
-way Polygraphy marks outputs, and :func:`save` writes it next to links to the original's
-external data files, so every runtime reads the weights from where they are.
-
-Nodes inside subgraphs cannot be exposed as graph outputs. :func:`lift_branches` makes the audited
-nodes of ``If`` branches observable: it learns each such ``If``'s condition for the run's inputs
-(from the caller's ``probe``, a run of the baseline runtime) and inlines the branch taken into the
-main graph, so its nodes are main-graph nodes computing the same values for these inputs. What
-stays out of reach (the branch not taken, ``Loop`` and ``Scan`` bodies, a condition that could not
-be computed) is listed as :class:`Unobserved`, with the reason.
+"""The model ``ortops compare`` runs: loaded once without its external data (:func:`load`), with the
+audited nodes' tensors exposed as graph outputs (:func:`audit_model`), written where every runtime
+finds the weights (:func:`save`). :func:`lift_branches` inlines the branch an ``If`` takes for the
+run's inputs, so the audited nodes inside become main-graph nodes; what stays out of reach is
+listed as :class:`Unobserved`, with the reason.
 """
 
 from __future__ import annotations
@@ -28,7 +20,7 @@ from onnx import helper
 from ..graph import external_tensors
 
 __all__ = ["AuditedNode", "Lifted", "ModelError", "Unobserved", "audit_model", "external_files", "lift_branches", "load",
-           "node_label", "save"]
+           "node_label", "op_name", "save"]
 
 
 class ModelError(ValueError):
@@ -46,10 +38,14 @@ class AuditedNode(NamedTuple):
     outputs: tuple[str, ...]
 
 
+def op_name(node) -> str:
+    """``domain::op_type``, or ``op_type`` for the default domain."""
+    return f"{node.domain}::{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
+
+
 def node_label(node) -> str:
     """``name (domain::op_type)`` for a report."""
-    kind = f"{node.domain}::{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
-    return f"{node.name} ({kind})" if node.name else kind
+    return f"{node.name} ({op_name(node)})" if node.name else op_name(node)
 
 
 def load(path) -> onnx.ModelProto:
@@ -178,10 +174,6 @@ _BRANCHES = ("then_branch", "else_branch")
 _MAX_DEPTH = 8
 
 
-def _op(node) -> str:
-    return f"{node.domain}::{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
-
-
 def _inside(node, is_audited: Callable, where: str) -> list[tuple[onnx.NodeProto, str]]:
     """The audited nodes inside ``node``'s graph attributes, at any depth, with their paths."""
     found = []
@@ -264,7 +256,7 @@ def lift_branches(model: onnx.ModelProto, is_audited: Callable[[onnx.NodeProto],
             if value is None or value.size != 1:
                 reason = (f"the condition {cond!r} of {label} could not be computed for these inputs"
                           + (f" ({message})" if message else ""))
-                unobserved += [Unobserved(n.name, _op(n), w, reason) for n, w in _inside(node, is_audited, "")]
+                unobserved += [Unobserved(n.name, op_name(n), w, reason) for n, w in _inside(node, is_audited, "")]
                 skipped.add(_key(node, index))
                 continue
             taken = _BRANCHES[0] if bool(value.reshape(-1)[0]) else _BRANCHES[1]
@@ -273,11 +265,11 @@ def lift_branches(model: onnx.ModelProto, is_audited: Callable[[onnx.NodeProto],
             inner = {n for b in body.node for n in b.output} | {t.name for t in body.initializer}
             clash = inner & _names(model.graph, skip=index)
             not_taken = [(n, w) for n, w in _inside(node, is_audited, "") if w.startswith(f"{node.name or 'If'}.{other}")]
-            unobserved += [Unobserved(n.name, _op(n), w, f"in the branch of {label} not taken for these inputs "
+            unobserved += [Unobserved(n.name, op_name(n), w, f"in the branch of {label} not taken for these inputs "
                                                           f"(condition {bool(value.reshape(-1)[0])})") for n, w in not_taken]
             if clash:
                 reason = f"the {taken} of {label} reuses names of the main graph ({sorted(clash)[:3]}): not inlined"
-                unobserved += [Unobserved(n.name, _op(n), w, reason) for n, w in _inside(node, is_audited, "")
+                unobserved += [Unobserved(n.name, op_name(n), w, reason) for n, w in _inside(node, is_audited, "")
                                if (n, w) not in not_taken]
                 skipped.add(_key(node, index))
                 continue
@@ -293,5 +285,5 @@ def lift_branches(model: onnx.ModelProto, is_audited: Callable[[onnx.NodeProto],
             reason = (f"inside a {node.op_type} body: runtimes return a loop's final values and scan outputs, "
                       "not the tensors of each iteration" if node.op_type in ("Loop", "Scan") else
                       f"inside a subgraph of {node.op_type}, which ortops does not lift")
-            unobserved.append(Unobserved(inner.name, _op(inner), where, reason))
+            unobserved.append(Unobserved(inner.name, op_name(inner), where, reason))
     return Lifted(model, inlined, unobserved)

@@ -1,28 +1,12 @@
 """The audit of standard ``NonMaxSuppression`` (ONNX opset 10/11): why two runtimes' selections differ.
 
-Given the node's actual inputs (as the baseline runtime computed them) and each runtime's
-``selected_indices`` (int64, shape [num_selected, 3]: batch, class, box), each runtime's selection
-is checked, per (batch, class), against the spec's greedy rule: the candidates are the boxes whose
-score is > ``score_threshold`` (all boxes when it is omitted), taken by decreasing score; a candidate is
-selected unless its IoU with a box already selected is > ``iou_threshold``; at most
-``max_output_boxes_per_class`` per class (0 or omitted: none). The spec leaves the order among equal
-scores open, so a selection is *valid* when some order of the equal scores yields it.
-
-Verdicts (:func:`classify`):
-
-``ties``        both selections are valid and differ only where scores are equal (a box kept in
-                place of an equal-scored one it overlaps, or equal scores listed in another order);
-``near-ties``   both are valid once a comparison within the tolerance ``atol + rtol * |threshold|``
-                of a threshold goes the other way: an IoU that close to ``iou_threshold``, a score that
-                close to ``score_threshold``, or two scores that close to each other;
-unexplained     a selection that no order of equal scores and no near-tie gives, named with its
-                evidence (the boxes, their IoU and scores); or the same selections in another
-                order of (batch, class) rows, which the spec does not order either way but no
-                topic of ortops' table covers.
-
-IoU is computed here in float64 from the spec: ``center_point_box=0`` boxes are ``[y1, x1, y2, x2]``,
-any diagonal pair of corners; ``center_point_box=1`` boxes are ``[x_center, y_center, width, height]``.
-A box of zero area overlaps nothing (IoU 0), as in ONNX Runtime and onnx's reference.
+Each runtime's ``selected_indices`` (int64 [num_selected, 3]: batch, class, box) is checked, per
+(batch, class), against the spec's greedy rule on the node's actual inputs. The spec leaves the
+order among equal scores open, so a selection is valid when some order of the equal scores yields
+it. :func:`classify` finds ``ties`` (both valid), ``near-ties`` (both valid once one comparison
+within ``atol + rtol * |threshold|`` goes the other way) or an unexplained difference, with the
+evidence. IoU is computed in float64 from the spec's two box formats; a box of zero area overlaps
+nothing, as in ONNX Runtime. The rules in full: docs/compare.md ("NMS and subgraphs").
 """
 
 from __future__ import annotations

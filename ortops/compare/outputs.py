@@ -1,14 +1,9 @@
-"""Per-output comparison of two runtimes' arrays, in the manner of Polygraphy.
-
-Integers and bools compare exactly; floats elementwise with ``|a - b| <= atol + rtol * |b|``
-(``b`` the baseline), NaN equal to NaN and at the same positions, +-inf equal only to itself.
-A dtype or shape mismatch is a result, never an exception.
-
-As Polygraphy's ``--check-error-stat``, a float output can instead be judged by one statistic of its
-errors (``max``, ``mean``, ``median`` or the ``error_quantile`` quantile): it matches when that
-statistic of the absolute errors is <= atol *or* that of the relative errors is <= rtol. NaN at one
-side only, or an infinity against another value, fails in every mode. :class:`Tolerances` holds the
-default and each output's own settings (``--atol out=1e-3``).
+"""Per-output comparison of two runtimes' arrays, in the manner of Polygraphy: integers exactly;
+floats elementwise within ``atol + rtol * |baseline|`` (NaN equal to NaN at the same positions, an
+infinity only to itself), or by one statistic of the errors (``check_error_stat``: max, mean,
+median or a quantile; passes when the absolute one <= atol or the relative one <= rtol). A dtype
+or shape mismatch is a result, never an exception. :class:`Tolerances`: the default and each
+output's own (``--atol out=1e-3``).
 """
 
 from __future__ import annotations
@@ -17,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 import numpy as np
+
+from ..arrays import jsonable
 
 __all__ = ["DEFAULT_ATOL", "DEFAULT_QUANTILE", "DEFAULT_RTOL", "ERROR_STATS", "Comparison", "ErrorStats", "Tolerance",
            "ToleranceError", "Tolerances", "compare_arrays", "error_stats", "parse_tolerances"]
@@ -167,7 +164,7 @@ class Comparison(NamedTuple):
         d = self._asdict()
         d["dtype"], d["shape"] = list(self.dtype), [list(s) for s in self.shape]
         d["worst"] = None if self.worst is None else list(self.worst)
-        d["worst_values"] = None if self.worst_values is None else [_plain(v) for v in self.worst_values]
+        d["worst_values"] = None if self.worst_values is None else [jsonable(v) for v in self.worst_values]
         d["share"] = self.share
         d["tolerance"] = self.tolerance._asdict()
         d["stats"] = None if self.stats is None else self.stats.as_dict()
@@ -175,13 +172,6 @@ class Comparison(NamedTuple):
             if d[key] is not None and not np.isfinite(d[key]):
                 d[key] = str(d[key])  # JSON has no inf
         return d
-
-
-def _plain(value):
-    value = np.asarray(value).item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return str(value)
-    return value
 
 
 def compare_arrays(got, want, *, atol: float = DEFAULT_ATOL, rtol: float = DEFAULT_RTOL,
@@ -236,11 +226,10 @@ def _compare_floats(got, want, tolerance: Tolerance, dtypes, shapes) -> Comparis
     scale = np.abs(w)
     bad = special_bad | (finite & (diff > atol + rtol * scale))
     count = int(np.count_nonzero(bad))
-    max_abs = float(diff.max())
-    max_rel = _max_rel(np.where(finite, diff, 0.0), np.where(finite, scale, 1.0))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         rel = np.where(scale[finite] > 0, diff[finite] / scale[finite], np.where(diff[finite] > 0, np.inf, 0.0))
     stats = error_stats(diff[finite], rel, tolerance.error_quantile)
+    max_abs, max_rel = stats.max_abs, stats.max_rel  # over the positions where both are finite
     if count or max_abs > 0:
         worst_flat = int(np.argmax(np.where(special_bad, np.inf, diff))) if special_bad.any() else int(np.argmax(diff))
         worst = tuple(int(i) for i in np.unravel_index(worst_flat, w.shape))

@@ -1,10 +1,5 @@
-"""``compare.json``, ``compare.md``, ``compare.html`` and the terminal summary of ``ortops compare``.
-
-The report dict (:func:`ortops.compare.compare`) becomes one :class:`ortops.reporting.Document`,
-which the shared report machinery renders as Markdown and as one self-contained HTML page
-(inline CSS and JavaScript, sortable and filterable tables, no network when viewed); the terminal
-summary goes through :mod:`ortops.reporting.console`.
-"""
+"""``compare.json``, ``compare.md``, ``compare.html`` (one :class:`ortops.reporting.Document`) and the
+terminal summary of ``ortops compare``."""
 
 from __future__ import annotations
 
@@ -21,10 +16,9 @@ from ..reporting import (
     Paragraph,
     Table,
     console,
-    markdown,
     summary_blocks,
+    write,
 )
-from ..reporting import html as html_render
 from . import groups
 
 __all__ = ["STATUSES", "document", "print_summary", "write_reports"]
@@ -49,12 +43,12 @@ _HOW_TO_READ = (
     "the first node where the runtimes split.")
 
 
-def _num(value, digits: int = 3) -> Cell:
+def _num(value) -> Cell:
     if value is None:
         return Cell("")
     if isinstance(value, str):
         return Cell(value, sort=float("inf"))
-    return Cell(f"{value:.{digits}g}", sort=value)
+    return Cell(f"{value:.3g}", sort=value)
 
 
 def _pairs(report: dict) -> list[PairSummary]:
@@ -203,13 +197,9 @@ def document(report: dict) -> Document:
 
 def write_reports(report: dict, out) -> tuple[pathlib.Path, pathlib.Path, pathlib.Path]:
     """Write ``compare.json``, ``compare.md`` and ``compare.html`` into ``out`` (created if needed)."""
-    out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    json_path, md_path, html_path = out / "compare.json", out / "compare.md", out / "compare.html"
+    md_path, html_path = write(document(report), out, "compare")
+    json_path = pathlib.Path(out) / "compare.json"
     json_path.write_text(json.dumps(report, indent=1, allow_nan=False, default=str) + "\n", encoding="utf-8")
-    doc = document(report)
-    md_path.write_text(markdown.render(doc), encoding="utf-8")
-    html_path.write_text(html_render.render(doc), encoding="utf-8")
     return json_path, md_path, html_path
 
 

@@ -1,8 +1,4 @@
-"""``ortops compare``'s pipeline: load, choose inputs, run each runtime in a child, compare, audit.
-
-:func:`compare` returns the report as a plain dict (the schema of ``compare.json``, described in
-docs/compare.md); :func:`exit_status` turns it into the command's exit status.
-"""
+"""``ortops compare``'s pipeline: load, choose inputs, run each runtime in a child, compare, audit."""
 
 from __future__ import annotations
 
@@ -16,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..arrays import jsonable
 from . import audit, causal
 from . import inputs as inputs_mod
 from . import model as model_mod
@@ -55,14 +52,9 @@ def _describe_inputs(feed, source: str, seed: int | None, ties: bool) -> list[di
         if source == "generated":
             row.update(seed=seed, ties=ties)
         if value.size and value.dtype.kind in "iufb":
-            row.update(min=_plain(value.min()), max=_plain(value.max()), distinct=int(np.unique(value).size))
+            row.update(min=jsonable(value.min()), max=jsonable(value.max()), distinct=int(np.unique(value).size))
         rows.append(row)
     return rows
-
-
-def _plain(value):
-    value = np.asarray(value).item()
-    return str(value) if isinstance(value, float) and not np.isfinite(value) else value
 
 
 def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike | None = None, seed: int = 0,

@@ -1,19 +1,9 @@
-"""The runtimes ``ortops compare`` runs a model in, each in its own child process.
-
-========================  ================================================================
-runtime                   how the model runs
-========================  ================================================================
-``onnxruntime``           ``onnxruntime.InferenceSession`` (CPU); :class:`ortops.InferenceSession`
-                          when the model holds ortops nodes
-``openvino``              :func:`ortops.interop.openvino.compile_model` (ortops' frontend
-                          extension) on CPU with ``INFERENCE_PRECISION_HINT`` (f32 by default)
-``reference``             ``onnx.reference.ReferenceEvaluator`` with ortops' NumPy references
-                          as ``new_ops`` for ortops' domains (:func:`reference_ops`)
-========================  ================================================================
-
-Each runtime runs in a child process (:mod:`ortops.processes`): a runtime that aborts the
-process (OpenVINO writes out of bounds for a scatter index below -d) is reported as
-``crashed``, one that is not installed as ``missing``, one that refuses the model as ``failed``.
+"""The runtimes ``ortops compare`` runs a model in (:data:`RUNTIMES`), each in a child process
+(:mod:`ortops.processes`): ``onnxruntime`` (CPU; :class:`ortops.InferenceSession` when the model
+holds ortops nodes), ``openvino`` (:func:`ortops.interop.openvino.compile_model`, CPU, at
+``INFERENCE_PRECISION_HINT``) and ``reference`` (``onnx.reference.ReferenceEvaluator`` with
+ortops' NumPy references, :func:`reference_ops`). A runtime that aborts is ``crashed``, one not
+installed ``missing``, one that refuses the model ``failed``.
 """
 
 from __future__ import annotations
@@ -88,12 +78,9 @@ def reference_ops() -> list[type]:
 
 
 def _version(package: str) -> str:
-    from importlib import metadata
+    from ..reporting import version
 
-    try:
-        return f"{package} {metadata.version(package)}"
-    except metadata.PackageNotFoundError:
-        return f"{package} not installed"
+    return f"{package} {version(package) or 'not installed'}"
 
 
 def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], settings: Mapping) -> tuple[dict, str]:

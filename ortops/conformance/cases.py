@@ -32,11 +32,7 @@ class Result:
         families: dict[str, list[Check]] = {}
         for check in self.checks:
             families.setdefault(check.family, []).append(check)
-        verdicts = {}
-        for family, checks in families.items():
-            status, reason = combine([Check("reference", "agree"), *checks]) if family != "reference" else combine(checks)
-            verdicts[family] = (status, reason)
-        return verdicts
+        return {family: combine(checks, alone=family != "reference") for family, checks in families.items()}
 
     def to_json(self) -> dict[str, Any]:
         """The case and its verdicts as JSON-ready data (``report.json``'s ``cases`` items)."""
@@ -61,12 +57,15 @@ class Result:
         }
 
 
-def combine(checks: list[Check]) -> tuple[str, str]:
+def combine(checks: list[Check], *, alone: bool = False) -> tuple[str, str]:
     """A case's status and reason from its checks.
 
     unexplained if any check is; else explained if any is; else agree if some oracle other
-    than the reference agreed; else skipped (only the reference could judge).
+    than the reference agreed; else skipped (only the reference could judge). ``alone``: the
+    checks of one oracle family other than the reference, judged as if the reference agreed.
     """
+    if alone:
+        checks = [Check("reference", "agree"), *checks]
     for status in ("unexplained", "explained"):
         hits = [c for c in checks if c.status == status]
         if hits:

@@ -1,30 +1,10 @@
-"""Every execution path judged: each case also runs as the guarded lowering, the session's own
-lowering and the standalone lowering (:func:`ortops.lower`), and each is compared with the
-reference, bit for bit.
-
-Three checks per case:
-
-* ``"lowered (guarded)"``: the model as ``ortops.lower(model)`` writes it (an ``If`` routes
-  what the composition cannot take to the original PyOp), run by ``ortops.InferenceSession``;
-* ``"lowered (session)"``: ``ortops.InferenceSession(model, path="lowered")``, whose lowering may
-  leave a check to a standard node and re-run a failed call on the PyOp path
-  (:data:`ortops.lowering.ERRORS_TRANSLATED`);
-* ``"lowered (standalone)"``: ``ortops.lower(model, fallback="none")`` in a plain ORT session.
-
-Each is judged so:
-
-* the reference answers: the path must give the same outputs (same dtype and shape; NaN where
-  NaN; the same sign of every zero). Otherwise *unexplained*.
-* the reference raises :class:`OpError`: the guarded and session paths must raise ``OpError``
-  of the same kind, and the standalone path must fail in ORT (never return outputs). Otherwise
-  *unexplained*.
-* a node without an exact composition (e.g. uint64 TopK) is *skipped*, with the reason
-  :func:`ortops.lower` gives; so is a case whose inputs cannot be fed (bfloat16 cases are
-  cast inside their graph).
-
-The model is the case's one node with inputs as graph inputs, except the inputs the op's
-lowering needs constant (``CONSTANT_INPUTS`` of its lowering module, e.g. the scatter axis),
-which become initializers.
+"""Every execution path judged against the reference, bit for bit: each case also runs as the
+guarded lowering (:data:`GUARDED`: ``ortops.lower(model)`` in ``ortops.InferenceSession``), the
+session's own lowering (:data:`SESSION`: ``path="lowered"``) and the standalone lowering
+(:data:`STANDALONE`: ``lower(model, fallback="none")`` in plain ORT); with ``--oracle openvino``
+the standalone model also runs natively in OpenVINO (:data:`OPENVINO`). The verdicts:
+docs/conformance.md. The case's model is its one node; the inputs the op's lowering needs
+constant (its ``CONSTANT_INPUTS``) are initializers.
 """
 
 from __future__ import annotations
@@ -35,7 +15,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..arrays import bitwise_same, describe_difference, short
-from .. import dtypes, runtime
+from .. import runtime
 from ..errors import OpError
 from ..ops import by_name
 from .cases import Case, Check
@@ -83,9 +63,7 @@ CACHE, CACHE_SIZE = "conformance.lowered", 24
 
 
 def _sessions(serialized: bytes):
-    """(guarded session, session-lowered session, standalone session or the reason there is
-    none) for a model: cached, bounded and single-threaded like the runner's own sessions
-    (:mod:`.sessions`)."""
+    """(guarded, session-lowered, standalone session or why there is none), cached and bounded."""
     return runtime.cached(CACHE, serialized, lambda: _build(serialized), limit=CACHE_SIZE)
 
 
@@ -106,7 +84,7 @@ def _build(serialized: bytes):
 
 
 def _identical(got, want) -> str:
-    """Empty when ``got`` and ``want`` are identical (NaN where NaN, signs of zeros); else why not."""
+    """Empty when bit-identical (NaN where NaN, signs of zeros); else why not."""
     got, want = np.asarray(got), np.asarray(want)
     if got.dtype != want.dtype or got.shape != want.shape:
         return f"dtype/shape {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
@@ -114,23 +92,11 @@ def _identical(got, want) -> str:
 
 
 def _reference(case: Case):
-    """The reference's outputs (a tuple) or its OpError. float16 data goes as the op's
-    :class:`~ortops.ops.spec.Carrier` says: in the carrier type, the outputs cast back once."""
-    op = by_name(case.op)
-    inputs = [case.inputs[r] for r in op.inputs]
-    carried = op.carrier is not None and inputs[0].dtype == np.float16
-    if carried:
-        via = dtypes.from_name(op.carrier.via).numpy
-        inputs = [x.astype(via) if i in op.carrier.inputs else x for i, x in enumerate(inputs)]
+    """The reference's outputs (a tuple, by the op judge's ``expected``) or its OpError."""
     try:
-        result = op.reference(*inputs, **case.attrs)
+        return tuple(by_name(case.op).judge().expected(case.inputs, case.attrs))
     except OpError as exc:
         return exc
-    result = result if isinstance(result, tuple) else (result,)
-    if carried:
-        result = tuple(out.astype(np.float16) if p == op.input_types[0] else out
-                       for out, p in zip(result, op.output_types))
-    return result
 
 
 def judge_paths(case: Case) -> list[Check]:
@@ -178,12 +144,10 @@ def _judge(oracle: str, run, want, *, guarded: bool) -> Check:
 # --- the standalone model, natively in OpenVINO ------------------------------------------------
 
 def _compiled(serialized: bytes):
-    """The case model's standalone lowering compiled by a plain OpenVINO Core (no ortops
-    extension: the model holds standard ops only), with its input names in order; or the
-    reason there is none. Not cached: each case has a model of its own, and a compiled model
-    holds its intermediate tensors and threads. The inputs' dimensions are made dynamic, as
-    :mod:`ortops.builder` writes them (with static ones OpenVINO 2026.4.1 held 1.3 GiB for the
-    ArgMax case of 2**24 + 2 elements, 0.7 GiB with dynamic ones)."""
+    """(the case's standalone lowering compiled by a plain OpenVINO Core, its input names), or the
+    reason there is none. Not cached (a compiled model holds its tensors and threads); the inputs'
+    dimensions are made dynamic (static ones made OpenVINO hold 1.3 GiB instead of 0.7 for 2**24 + 2
+    elements)."""
     from ..interop.openvino import DEFAULT_CONFIG
     from ..lowering import lower
 
@@ -208,22 +172,10 @@ def _plain_core():
 
 def judge_openvino(case: Case) -> list[Check]:
     """The standalone lowering of the case's model run natively in OpenVINO, judged against the
-    reference (oracle :data:`OPENVINO`, family ``lowered``): what a user gets from
-    ``ortops lower --standalone`` and ``openvino.Core().read_model``.
-
-    * ``agree``: the same outputs as the reference, bit for bit; or the reference raises
-      ``OpError`` and OpenVINO fails (the check nodes' error).
-    * ``explained``: a difference the op's oracle module shows to be a documented precision
-      limit of OpenVINO's CPU plugin (``explain_standalone``: float64 computed as float32,
-      int64 as int32; for ScatterElementsUpdate the plugin's arithmetic, as for its native op),
-      with its topic and reason from :mod:`ortops.divergences`. Never ``ties``: the standalone
-      compositions rely on no runtime's order of equal values (:mod:`ortops.portable`), so
-      another order of ties is ``unexplained``.
-    * ``skipped``: OpenVINO is not installed, the case has no exact standalone composition, or
-      its inputs are not the op's own (bfloat16 cases).
-    * ``unexplained``: anything else, including outputs where the reference raises, and an
-      OpenVINO failure on an input the reference accepts.
-    """
+    reference (oracle :data:`OPENVINO`): ``agree`` bit for bit (or both fail), ``explained`` only by
+    the op judge's ``explain_standalone`` (a precision limit of OpenVINO's CPU plugin; never
+    ``ties``: the standalone compositions rely on no runtime's order of equal values), ``skipped``
+    without OpenVINO or an exact composition, else ``unexplained``."""
     from .openvino_oracle import available, message
 
     op = by_name(case.op)
@@ -270,7 +222,6 @@ def judge_openvino(case: Case) -> list[Check]:
 
 
 def _as_openvino(check: Check) -> Check:
-    """An op oracle's explained check, under this path's oracle name."""
     return Check(OPENVINO, check.status, check.reason, check.detail, topic=check.topic, difference=check.difference)
 
 

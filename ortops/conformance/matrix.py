@@ -1,19 +1,12 @@
-"""The divergence matrix of the report: semantic topics against specs and runtimes, in cases.
+"""The divergence matrix of the report: topics (:data:`ortops.divergences.TOPICS`) against specs and
+runtimes, counted in cases.
 
-Rows are topics (:data:`ortops.divergences.TOPICS`). A case belongs to a topic because of what
-its inputs *are* (values tie, NaN is present, an integer mean, float64 data, an index out of
-range...; :func:`case_topics`) or because one of its checks was judged under that topic
-(``Check.topic``): :func:`row_topics`. So every runtime column of a row counts the same cases.
-
-The runtime columns (ORT built-in, OpenVINO runtime, ortops) count **cases**: each case's
-checks of that column's oracle family are combined into one verdict (as ``report.json``'s
-``oracles`` does), and the cell says how many cases got each verdict. Reasons come only from
-checks judged under the row's own topic: a case whose difference is explained under another
-topic is counted as such ("2 explained under `nan`"), never quoted with that topic's reason.
-The spec columns quote the topic's row of the divergence table (the op specifications). The
-ncnn column counts the real ncnn runtime's verdicts where ``--oracle ncnn`` judged cases of the
-row, like the other runtime columns; otherwise it quotes ncnn's algorithm as read from its
-source (the pip wheel has no ArgMax layer: ``ortops install-oracle ncnn`` builds one).
+A case belongs to a row by what its inputs are (:func:`case_topics`: ties, NaN, a dtype, ...) or
+by a topic one of its checks was judged under (:func:`row_topics`), so every runtime column of a
+row counts the same cases. A runtime cell combines each case's checks of its oracle families into
+one verdict and quotes only the reasons judged under the row's own topic (others: "2 explained
+under `nan`"). Spec columns quote the divergence table; the ncnn column counts real ncnn's
+verdicts when ``--oracle ncnn`` judged the row, else quotes ncnn's algorithm.
 """
 
 from __future__ import annotations
@@ -25,7 +18,7 @@ from typing import Sequence
 from .. import divergences
 from ..reporting.document import STATUSES
 from ..verdicts import STATUSES as SEVERITY
-from ..verdicts import Case, Check
+from ..verdicts import Case
 from .cases import Result, combine
 from ..arrays import has_nan
 from .runner import judge_of
@@ -107,12 +100,6 @@ class Cell:
         return "\n".join(parts)
 
 
-def _verdict(checks: list[Check], families: tuple[str, ...]) -> str:
-    if "reference" in families:
-        return combine(checks)[0]
-    return combine([Check("reference", "agree"), *checks])[0]
-
-
 def _cell(topic: str, results: Sequence[Result], families: tuple[str, ...]) -> Cell:
     cell = Cell(cases=len(results))
     reasons: Counter = Counter()
@@ -120,7 +107,7 @@ def _cell(topic: str, results: Sequence[Result], families: tuple[str, ...]) -> C
         checks = [c for c in r.checks if c.family in families]
         if not checks:
             continue
-        status = _verdict(checks, families)
+        status = combine(checks, alone="reference" not in families)[0]
         cell.counts[status] += 1
         if status == "agree":
             continue

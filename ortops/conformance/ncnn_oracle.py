@@ -1,29 +1,10 @@
-"""The real ncnn runtime as an oracle: run each conformance case of an ``ortops.ncnn`` op in ncnn,
-in a child process, and judge the answer (``ortops conformance --oracle ncnn``).
+"""The real ncnn runtime as an oracle (``--oracle ncnn``): run each case of an op ncnn has in
+ncnn, in a child process (:mod:`ortops.processes`: a crash is a verdict, never the end of the run),
+and judge the answer against ortops' (the NumPy reference) with the op's judge (``NCNN``).
 
-ncnn's pip wheel has no ArgMax layer; ``ortops install-oracle ncnn``
-(:mod:`ortops.interop.ncnn_build`) builds one from ncnn's source package. Real ncnn can read
-stray memory, abort or segfault on inputs that ortops refuses, so every call into it runs in a
-child process (:mod:`ortops.processes`): a crash is a verdict, never the end of the
-run.
-
-How a case is judged
---------------------
-* ortops' answer is the op's NumPy reference (the suites already check that ortops equals it).
-* Cases ortops accepts run in one long-lived child; cases the op marks as hostile (ArgMax: NaN
-  in the data, where ncnn's sort gets a comparator that is no strict weak order) run in a child
-  of their own. Exactly equal -> ``agree``. A difference is ``explained`` only when the op's
-  judge (``NCNN`` of ``ortops/ops/<op>/judge.py``) shows its cause in that very case, else it is
-  ``unexplained``; a crash on a case ortops accepts is ``unexplained``.
-* Cases ortops rejects with OpError run in a child of their own (real ncnn may corrupt its
-  heap before it dies): ``explained`` when ncnn returns something or crashes (what it returned,
-  or the signal and what it wrote to stderr, goes into the detail), ``skipped`` when ncnn
-  rejects the input too. Errors of a kind the op's judge lists in ``NOT_RUN`` (ArgMax: a dtype
-  other than float32, which ncnn's layer cannot even be given) are ``skipped`` without a run.
-* Ops that ncnn does not have (their judge has no ``NCNN``) get no ncnn check.
-
-Every explained or skipped check carries its topic (:mod:`ortops.divergences`) and its reason
-from the divergence table's ncnn rows.
+Accepted cases run in one long-lived child, hostile ones (the op's ``isolate``: ArgMax with NaN)
+and cases ortops rejects in a child of their own (real ncnn may corrupt its heap before it dies).
+The verdicts and their topics: docs/conformance.md.
 """
 
 from __future__ import annotations
@@ -85,7 +66,6 @@ def short(arrays) -> str:
 
 
 def _op_oracle(case: Case) -> NcnnJudge | None:
-    """How the case's op judges real ncnn's answer (its judge's ``NCNN``), None if ncnn lacks the op."""
     return getattr(by_name(case.op).judge(), "NCNN", None)
 
 
@@ -113,13 +93,6 @@ def run_ncnn(case: Case, inputs: dict | None = None, *, fresh: bool = False) -> 
     return _worker.call(oracle.RUNNER, *args, **case.attrs)
 
 
-def _reason(topic: str, op: str, fallback: str) -> str:
-    try:
-        return divergences.reason(topic, ORACLE, op)
-    except KeyError:
-        return fallback
-
-
 def _judge_error(case: Case, error: OpError) -> Check:
     topic = divergences.ERROR_TOPICS.get(error.kind, "invalid-input")
     not_run = getattr(_op_oracle(case), "NOT_RUN", {}).get(error.kind)
@@ -127,29 +100,18 @@ def _judge_error(case: Case, error: OpError) -> Check:
         return check("skipped", topic, not_run, f"ortops: {error}")
     outcome = run_ncnn(case, fresh=True)
     if outcome.ok:
-        return check("explained", topic, _reason(topic, case.op, _ERROR_RETURNED),
+        return check("explained", topic, divergences.reason(topic, ORACLE, case.op, _ERROR_RETURNED),
                      f"ortops: {error}; ncnn returned {short([outcome.value])}")
     if outcome.crash:
-        return check("explained", topic, _reason(topic, case.op, _ERROR_RETURNED),
+        return check("explained", topic, divergences.reason(topic, ORACLE, case.op, _ERROR_RETURNED),
                      f"ortops: {error}; ncnn {outcome.describe()}")
     return check("skipped", topic, _ERROR_BOTH, f"ortops: {error}; ncnn {outcome.describe()}")
 
 
 def judge_ncnn(case: Case) -> list[Check]:
-    """Real ncnn's verdict on one conformance case (oracle name ``"ncnn"``).
-
-    Parameters
-    ----------
-    case : Case
-        A case of any op's conformance suite.
-
-    Returns
-    -------
-    list of Check
-        Empty for an op ncnn does not have; else one check: ``agree``, ``explained`` (a known
-        divergence, shown in this case: see the module docstring), ``skipped`` (ncnn is
-        missing, or rejects an input ortops rejects too) or ``unexplained``.
-    """
+    """Real ncnn's verdict on one case (oracle ``"ncnn"``): none for an op ncnn does not have, else
+    one check: ``agree``, ``explained`` (a known divergence shown in this case), ``skipped`` (ncnn is
+    missing, or rejects an input ortops rejects too) or ``unexplained``."""
     oracle = _op_oracle(case)
     if oracle is None:
         return []

@@ -1,47 +1,10 @@
-"""OpenVINO as an oracle: run each conformance case's model in OpenVINO and judge the answer.
+"""OpenVINO as an oracle (``--oracle openvino``): run each case's model in OpenVINO through
+:mod:`ortops.interop.openvino` and judge the answer against ortops' (the NumPy reference).
 
-For a case, :func:`judge_openvino` builds the same ONNX model ortops runs (``ortops.builder``),
-runs it in OpenVINO through :mod:`ortops.interop.openvino` (the ortops node becomes native
-``TopK-11`` / ``ScatterElementsUpdate-12`` / a TopK composition for ncnn ArgMax), and compares
-the result with ortops' answer, computed by the NumPy reference (the suites already check that
-ortops equals the reference).
-
-How a case is judged
---------------------
-* Integers and selections compare exactly; computed floats (ScatterElementsUpdate sum, prod,
-  mean) with :func:`ortops.arrays.tolerance`.
-* TopK with ``stable=0`` or ``sort="none"``: any valid top-k is accepted (the same multiset of
-  values per slice, distinct indices pointing at their values, and the order ``sort`` asks for).
-  ScatterElementsUpdate ``reduction="none"`` with several updates for one element: any of
-  those updates is accepted there (the spec leaves the order undefined).
-* A difference is ``explained`` only when its cause is shown in that very case, else it is
-  ``unexplained``:
-
-  - a known behaviour is recomputed and OpenVINO's answer must equal it: the CPU plugin's
-    int32 arithmetic for int64/uint32/uint64, float32 (saturating) for float64, the truncating
-    and element-type-accumulating integer mean, float32 accumulation of float32 sums;
-  - NaN (TopK, ArgMax): OpenVINO is re-run on the data replaced by its ranks in ortops' order
-    (the same selection, no NaN) and must then agree; ScatterElementsUpdate: every differing
-    element must be one whose reduction saw a NaN;
-  - TopK ``sort="index"`` ties: OpenVINO's answer must be a valid top-k, and its own
-    ``sort="value"`` answer, re-ordered by index, must equal ortops'.
-* Cases ortops rejects with OpError: ``skipped`` when OpenVINO rejects them too, ``explained``
-  when OpenVINO returns something (what it returned goes into the detail). Invalid
-  ScatterElementsUpdate cases are not run at all (an index below -d made OpenVINO's CPU plugin
-  write out of bounds and abort the process).
-
-Every explained or skipped check carries its topic in ``Check.topic``, one of :data:`TOPICS`
-(:mod:`ortops.divergences`), and its reason from the divergence table. An ``agree`` check
-carries ``"ties"`` when OpenVINO gave another answer the spec allows (stable=0 / sort="none",
-duplicate targets of reduction none).
-
-What is op-specific (the model, ortops' answer, what matches, which known behaviours to
-recompute) is in each op's one judge (``OPENVINO`` of ``ortops/ops/<op>/judge.py``); this module asks no case which op
-it holds.
-
-Cost: one OpenVINO model is compiled per distinct (op, dtypes, rank, attributes) and cached by
-:mod:`ortops.interop.openvino`; explanations re-run OpenVINO or the reference only on a
-difference.
+A difference is ``explained`` only when its cause is shown in that very case (the op's judge,
+``OPENVINO`` of ``ortops/ops/<op>/judge.py``, recomputes the known behaviour or re-runs OpenVINO
+for evidence through :data:`TOOLS`), else ``unexplained``. Every explained or skipped check carries
+its topic (:data:`TOPICS`) and the divergence table's reason. The rules: docs/conformance.md.
 """
 
 from __future__ import annotations
@@ -74,11 +37,8 @@ _ERROR_BOTH = "ortops raises OpError and OpenVINO rejects the input too; nothing
 
 
 def topic_of(check: Check) -> str | None:
-    """The topic key (one of :data:`TOPICS`) of an OpenVINO check, or None.
-
-    Explained and skipped checks always have one; an ``agree`` check has one only where a
-    difference was accepted as allowed by the spec (``"ties"``: another valid top-k).
-    """
+    """The topic key (one of :data:`TOPICS`) of an OpenVINO check, or None (an ``agree`` check has
+    one only where the spec allows OpenVINO's other answer: ``"ties"``)."""
     return check.topic if check.topic in TOPICS else None
 
 
@@ -112,12 +72,10 @@ def available() -> bool:
 
 
 def _op_judge(case: Case) -> OpJudge:
-    """The one judge of the case's op (``ortops/ops/<op>/judge.py``)."""
     return by_name(case.op).judge()
 
 
 def _op_oracle(case: Case) -> OpenVinoJudge:
-    """How the case's op judges OpenVINO's answer (its judge's ``OPENVINO``)."""
     return _op_judge(case).OPENVINO
 
 
@@ -125,13 +83,13 @@ def _run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
     from ..interop import openvino as ov_interop
 
     inputs = case.inputs if inputs is None else inputs
-    # float32 inference (DEFAULT_CONFIG): the CPU plugin's own default is bfloat16 where the CPU has it.
     return ov_interop.run(_op_judge(case).model(case), {n: inputs[n] for n in by_name(case.op).inputs},
                           config=ov_interop.DEFAULT_CONFIG)
 
 
 def run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
-    """The case's model run in OpenVINO on ``inputs`` (default: the case's), outputs in order."""
+    """The case's model run in OpenVINO (at float32) on ``inputs`` (default: the case's), outputs in
+    order (through :func:`_run_openvino`, which tests replace)."""
     return _run_openvino(case, inputs)
 
 
@@ -206,21 +164,9 @@ TOOLS = Tools(run_openvino, nan_evidence)
 
 
 def judge_openvino(case: Case) -> list[Check]:
-    """OpenVINO's verdict on one conformance case (oracle name ``"openvino"``).
-
-    Parameters
-    ----------
-    case : Case
-        A case of any op's conformance suite.
-
-    Returns
-    -------
-    list of Check
-        One check: ``agree``, ``explained`` (a known divergence, shown in this case: see the
-        module docstring), ``skipped`` (OpenVINO is missing, cannot take the input, or rejects
-        an input ortops rejects too) or ``unexplained``. The topic of an explained/skipped
-        check is :func:`topic_of` of it.
-    """
+    """OpenVINO's verdict on one conformance case, as one check (oracle ``"openvino"``): ``agree``,
+    ``explained`` (a known divergence shown in this case), ``skipped`` (OpenVINO is missing, cannot
+    take the input, or rejects an input ortops rejects too) or ``unexplained``."""
     if not available():
         return [check("skipped", "openvino-missing", _MISSING)]
     data = case.inputs["data"]

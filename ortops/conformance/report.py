@@ -1,23 +1,8 @@
-"""The conformance report: ``report.json``, ``report.md``, ``report.html`` and the console.
-
-What it says is built here as one :class:`ortops.reporting.Document` (rendered to Markdown
-and HTML by :mod:`ortops.reporting`), in this order:
-
-1. the totals and how to read them;
-2. a summary per runtime pair (:func:`pair_summaries`): ortops vs the reference, vs ORT
-   built-ins, vs OpenVINO, vs ONNX's vectors, vs the seeds (and vs other expected outputs),
-   vs real ncnn (``--oracle ncnn``), the lowered paths (guarded, standalone) vs the reference,
-   and the standalone lowering run natively in OpenVINO (``--oracle openvino``) vs the reference,
-   each with its agree / explained / skipped / unexplained counts in cases and each explained
-   or skipped topic with its count and one line of reason;
-3. the divergence matrix (:mod:`ortops.conformance.matrix`), counted in cases, as a
-   colour-coded grid;
-4. only the cases that do not agree, one row per non-agree check, with its concrete
-   difference (:class:`ortops.reporting.Difference`): the input when small, what each side
-   returned and the first differing position.
-
-``report.json`` keeps every case with all its checks (and their differences as data); the
-HTML page adds a sortable, filterable table of all cases.
+"""The conformance report: ``report.json``, ``report.md``, ``report.html`` and the console. One
+:class:`ortops.reporting.Document` (:func:`document`) holds the totals, the summary per runtime
+pair (:data:`PAIRS`), the divergence matrix (:mod:`.matrix`) and the cases that do not agree with
+their concrete differences; the HTML page adds a table of all cases. Reading it:
+docs/conformance.md.
 """
 
 from __future__ import annotations
@@ -68,16 +53,11 @@ def pair_of(check: Check, result: Result) -> str:
     """The runtime pair (one of :data:`PAIRS`) a check belongs to: its oracle family; a check
     against outputs written by someone else by the case's source."""
     family = check.family
-    if family in ("reference", "ortops"):
-        return PAIRS[0]
-    if family == "onnxruntime":
-        return PAIRS[1]
-    if family == "openvino":
-        return PAIRS[2]
-    if family == "ncnn":
-        return PAIRS[6]
     if family == "lowered":
         return PAIRS[8] if check.oracle == OPENVINO_PATH else PAIRS[7]
+    by_family = {"reference": 0, "ortops": 0, "onnxruntime": 1, "openvino": 2, "ncnn": 6}
+    if family in by_family:
+        return PAIRS[by_family[family]]
     source = result.case.source
     return PAIRS[3] if source == "onnx-backend-test" else PAIRS[4] if source == "seed-example" else PAIRS[5]
 
@@ -93,12 +73,6 @@ def _pair_checks(results: Sequence[Result]) -> dict[str, list[tuple[Result, list
     return by_pair
 
 
-def _pair_verdict(pair: str, checks: list[Check]) -> str:
-    if pair == PAIRS[0]:
-        return combine(checks)[0]
-    return combine([Check("reference", "agree"), *checks])[0]
-
-
 def pair_summaries(results: Sequence[Result]) -> list[PairSummary]:
     """One :class:`ortops.reporting.PairSummary` per pair of :data:`PAIRS` (pairs without a
     case are kept only when a note says why): counts in cases, then each (status, topic,
@@ -110,7 +84,7 @@ def pair_summaries(results: Sequence[Result]) -> list[PairSummary]:
         topics: dict[tuple[str, str, str], set[str]] = defaultdict(set)
         ops: dict[tuple[str, str, str], set[str]] = defaultdict(set)
         for r, checks in items:
-            status = _pair_verdict(pair, checks)
+            status = combine(checks, alone=pair != PAIRS[0])[0]
             counts[status] += 1
             if status in ("explained", "skipped", "unexplained"):
                 for c in checks:
@@ -130,15 +104,9 @@ def pair_summaries(results: Sequence[Result]) -> list[PairSummary]:
 
 
 def _environment() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    env = {"python": platform.python_version(), "machine": platform.machine()}
-    for package in ("onnx", "onnxruntime", "onnxruntime-extensions", "numpy", "rapidocr-onnxruntime", "openvino", "ncnn"):
-        try:
-            env[package] = version(package)
-        except PackageNotFoundError:
-            env[package] = "not installed"
-    return env
+    packages = ("onnx", "onnxruntime", "onnxruntime-extensions", "numpy", "rapidocr-onnxruntime", "openvino", "ncnn")
+    return {"python": platform.python_version(), "machine": platform.machine(),
+            **{p: reporting.version(p) or "not installed" for p in packages}}
 
 
 def _inputs_text(result: Result) -> str:
@@ -181,6 +149,14 @@ def _non_agree_rows(results: Sequence[Result]) -> list[list[Cell]]:
 
 NON_AGREE_COLUMNS = ("case", "op", "dtype", "verdict", "oracle", "topic", "reason", "input", "attributes",
                      "output", "first difference", "first side returned", "second side returned")
+
+
+def _by_source(results: Sequence[Result]) -> list[list]:
+    """Per op and source with a case: how many cases got each verdict."""
+    groups = Counter((r.case.op, r.case.source, r.status) for r in results)
+    return [[op, source, *[groups.get((op, source, st), 0) for st in SHOWN]]
+            for op in sorted({r.case.op for r in results}) for source in SOURCES
+            if any(groups.get((op, source, st)) for st in SHOWN)]
 
 
 def _grid(results: Sequence[Result]) -> Grid:
@@ -236,10 +212,6 @@ def document(results: Sequence[Result], data: dict) -> Document:
                       "topics of its explained and skipped cases, with how many cases and why (a case may count "
                       "under several topics)."),
             *reporting.summary_blocks(pair_summaries(results)))
-    groups = Counter((r.case.op, r.case.source, r.status) for r in results)
-    by_source = [[op, source, *[groups.get((op, source, st), 0) for st in SHOWN]]
-                 for op in sorted({r.case.op for r in results}) for source in SOURCES
-                 if any(groups.get((op, source, st)) for st in SHOWN)]
     doc.add(Heading("Divergence matrix"),
             Paragraph("Rows: topics, found from each case's inputs (values tie, NaN, a dtype, an integer mean, an "
                       "index or k out of range...) and from the topics its checks were judged under. ORT built-in, "
@@ -260,7 +232,7 @@ def document(results: Sequence[Result], data: dict) -> Document:
                       "the compared output, or the outcome (an OpError, a missing kernel)."),
             Table(list(NON_AGREE_COLUMNS), rows, id="non-agree", interactive=True,
                   filter_columns=["op", "dtype", "verdict", "topic"]))
-    doc.add(Heading("By op and source"), Table(["op", "source", *SHOWN], by_source, id="by-source"))
+    doc.add(Heading("By op and source"), Table(["op", "source", *SHOWN], _by_source(results), id="by-source"))
     real = [r for r in results if r.case.source == "real-model" and "rendered" in r.case.details]
     if real:
         doc.add(Heading("Real model"),
@@ -317,10 +289,7 @@ def print_summary(results: Sequence[Result], console=None, notes: Sequence[str] 
     from ..reporting import console as out
 
     console = console or out.make_console()
-    groups = Counter((r.case.op, r.case.source, r.status) for r in results)
-    rows = [[op, source, *[groups.get((op, source, st), 0) for st in SHOWN]]
-            for op in sorted({r.case.op for r in results}) for source in SOURCES
-            if any(groups.get((op, source, st)) for st in SHOWN)]
+    rows = _by_source(results)
     s = summary(results)
     rows.append(["all", "", *(s[st] for st in SHOWN)])
     out.print_table(console, Table(["op", "source", *SHOWN], rows), title="ortops conformance")

@@ -63,47 +63,34 @@ def judge_case(case: Case, *, openvino: bool = False, ncnn: bool = False) -> Res
     an op ncnn has also runs in the real ncnn runtime, in a child process
     (:mod:`ortops.conformance.ncnn_oracle`).
     """
+    from . import lowering
+
     start = time.perf_counter()
-    try:
-        checks = judge_of(case.op).judge(case)
-    except Exception as exc:  # noqa: BLE001 - the report must say what went wrong, case by case
-        checks = [Check("ortops", "unexplained", f"{type(exc).__name__}: {exc}")]
+    checks = _checks("ortops", lambda c: judge_of(c.op).judge(c), case)
     for check in checks:  # the outputs someone else wrote: their family is the case's to say
         if check.oracle == case.expected_from:
             check.family = case.expected_family
-    checks += _lowered_paths(case)
+    checks += _checks(lowering.ORACLES[0], lowering.judge_paths, case, limit=400)
     if openvino:
         from . import openvino_oracle
 
-        from . import lowering
-
-        try:
-            checks += openvino_oracle.judge_openvino(case)
-        except Exception as exc:  # noqa: BLE001 - an oracle bug must not hide the suite's checks
-            checks.append(Check("openvino", "unexplained", f"{type(exc).__name__}: {exc}"))
-        try:
-            checks += lowering.judge_openvino(case)
-        except Exception as exc:  # noqa: BLE001 - an oracle bug must not hide the suite's checks
-            checks.append(Check(lowering.OPENVINO, "unexplained", f"{type(exc).__name__}: {exc}"[:400]))
+        checks += _checks("openvino", openvino_oracle.judge_openvino, case)
+        checks += _checks(lowering.OPENVINO, lowering.judge_openvino, case, limit=400)
     if ncnn:
         from . import ncnn_oracle
 
-        try:
-            checks += ncnn_oracle.judge_ncnn(case)
-        except Exception as exc:  # noqa: BLE001 - an oracle bug must not hide the suite's checks
-            checks.append(Check("ncnn", "unexplained", f"{type(exc).__name__}: {exc}"))
+        checks += _checks("ncnn", ncnn_oracle.judge_ncnn, case)
     complete_differences(case, checks)
     return Result(case, checks, time.perf_counter() - start)
 
 
-def _lowered_paths(case: Case) -> list[Check]:
-    """The checks of the lowered paths (:mod:`ortops.conformance.lowering`); never raises."""
-    from . import lowering
-
+def _checks(oracle: str, judge, case: Case, limit: int | None = None) -> list[Check]:
+    """``judge(case)``; an exception becomes an unexplained check by ``oracle`` (a bug in one judge
+    must not hide the others' checks)."""
     try:
-        return lowering.judge_paths(case)
-    except Exception as exc:  # noqa: BLE001 - a lowering bug is a verdict, not a crash
-        return [Check(lowering.ORACLES[0], "unexplained", f"{type(exc).__name__}: {exc}"[:400])]
+        return judge(case)
+    except Exception as exc:  # noqa: BLE001 - the report must say what went wrong, case by case
+        return [Check(oracle, "unexplained", f"{type(exc).__name__}: {exc}"[:limit])]
 
 
 def run(cases: Iterable[Case], *, progress: bool = True, openvino: bool = False, ncnn: bool = False) -> list[Result]:

@@ -1,23 +1,10 @@
-"""Reproducible cases: ``ortops conformance --save-cases DIR`` and ``--case NAME``.
+"""Reproducible cases: ``ortops conformance --save-cases DIR`` and ``--case NAME [--from DIR]``.
 
-:func:`save` writes one judged case as four files named after it (case names are unique
-across ops and stable across runs and machines: they come from the case's source, never from
-rendered text or the order of a run):
-
-* ``NAME.onnx`` - the model ortops runs for the case (the op's node with the case's dtypes
-  and attributes; bfloat16 data is fed as float32 and cast inside the graph, as the case does);
-* ``NAME.inputs.npz`` - every input of the case, by name (``numpy.load``);
-* ``NAME.expected.npz`` - outputs written by someone else (the case's ``expected``, keys
-  ``expected.<output>``) and ortops' expected answer from the spec's reference (keys
-  ``reference.<output>``);
-* ``NAME.json`` - the case (op, source, dtype, attributes, details), the reference's expected
-  outputs inline when small (or the error the spec raises), and the verdicts: the case's
-  status and every check with its topic, reason and concrete difference.
-
-:func:`load` rebuilds the :class:`~ortops.conformance.cases.Case` from those files, so that
-``ortops conformance --case NAME --from DIR`` judges exactly the saved case on another
-machine, without collecting any case source. :func:`describe` prints everything about a
-judged case.
+:func:`save` writes a judged case as ``NAME.onnx``, ``NAME.inputs.npz``, ``NAME.expected.npz``
+(keys ``expected.<output>``: written by someone else; ``reference.<output>``: the spec's
+reference) and ``NAME.json`` (the case, the reference's outputs inline when small or its error,
+and every verdict); :func:`load` rebuilds the case from them; :func:`describe` prints everything
+about a judged case. The files: docs/conformance.md.
 """
 
 from __future__ import annotations

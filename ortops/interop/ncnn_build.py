@@ -1,38 +1,13 @@
 """Build the real ncnn runtime, with the layers ortops' ``ortops.ncnn`` ops need, into this
-Python environment: ``ortops install-oracle ncnn``.
+Python environment: ``ortops install-oracle ncnn`` (the PyPI wheel has no ArgMax layer).
 
-The ncnn wheel on PyPI is built without the ArgMax layer (it answers "layer ArgMax not
-exists"), so the ncnn oracle of ``ortops conformance --oracle ncnn`` needs its own build. This
-module builds it from ncnn's source package on PyPI, pinned to one release
-(:data:`NCNN_RELEASE`), in five steps:
-
-1. **Check the tools**: cmake, a C++ compiler, ninja or make, and Python's headers. A missing
-   one is named with how to get it (:class:`MissingTools`; the CLI exits 2). They are not
-   installed automatically: cmake and ninja are on PyPI (``pip install cmake ninja``) but a
-   compiler is not, and a build should not add packages to the user's environment unasked.
-2. **Download** the source package with pip (``pip download --no-deps --no-binary :all:``).
-   It is named by its file on the registry, pinned by its sha256 (:data:`SDIST_URL`), not as
-   ``ncnn==1.0.20261020``: the package's own setup.py stamps *today's* date as its version,
-   so pip refuses the ``==`` form ("inconsistent version") on every day but the release day.
-   ``--sdist FILE`` takes a file downloaded before.
-3. **Configure and build** the Python module with CMake: ``-DNCNN_VERSION`` pins the version
-   that the generated ``python/setup.py`` writes; the layers of the ``ortops.ncnn`` ops
-   (``-DWITH_LAYER_argmax=ON``: off in ncnn's default build) on and every other layer off; no
-   Vulkan, tools, examples, benchmark, tests or SDK install (:func:`cmake_options`). ncnn's
-   run-time CPU dispatch stays on (``-DNCNN_RUNTIME_CPU=ON``, its default): the baseline code
-   path uses only the instruction set every x86-64 CPU has, and AVX/AVX2/AVX-512 code, where a
-   layer has some, runs only after ncnn has found the CPU supports it. With dispatch off, ncnn
-   compiles in every instruction set the *compiler* knows, and the module dies with SIGILL on
-   a CPU without AVX-512. About one minute on 2 cores.
-4. **Install** ``python/`` of the built tree with ``pip install --no-deps --force-reinstall``
-   (replacing a PyPI ncnn wheel if there is one). ``--no-deps``: ncnn declares tqdm, requests
-   and portalocker for its model zoo, which the oracle does not use.
-5. **Check** in a child interpreter that ``import ncnn`` gives :data:`NCNN_RELEASE` and that
-   ``ncnn.create_layer`` knows every needed layer (:func:`probe`). A child killed by a signal
-   is reported with the signal's name and its likely cause (:func:`describe_exit`).
-
-Nothing here runs on import; :func:`install` does the work. Python and pip are the running
-interpreter's (``sys.executable``): the oracle lands in the environment ortops runs in.
+:func:`install` checks the tools (:func:`find_tools`: cmake, a C++ compiler, ninja or make,
+Python's headers; none is installed unasked), downloads ncnn's source package with pip, pinned by
+its file's sha256 (:data:`SDIST_URL`; the package stamps today's date as its version, so pip
+refuses ``ncnn==1.0.20261020``), builds the Python module with CMake (:func:`cmake_options`),
+installs it with ``pip install --no-deps`` and checks it in a child interpreter (:func:`check`).
+Steps, options and the reasons for them: docs/conformance.md. Nothing runs on import; Python and
+pip are the running interpreter's.
 """
 
 from __future__ import annotations
@@ -141,7 +116,9 @@ def layers_in_source(source: Path) -> tuple[str, ...]:
 
 
 def cmake_options(all_layers: Sequence[str], wanted: Sequence[str] = (), python: str = sys.executable) -> list[str]:
-    """The ``-D`` options of the build: the ``wanted`` layers on, every other layer off.
+    """The ``-D`` options of the build: the ``wanted`` layers on, every other layer off; no Vulkan,
+    tools, examples, benchmark, tests or SDK; ncnn's run-time CPU dispatch on (without it the
+    module holds every instruction set the compiler knows and dies with SIGILL on older CPUs).
 
     Raises
     ------
@@ -216,12 +193,8 @@ class Installed(NamedTuple):
 
 
 def describe_exit(status: int, stderr: str = "") -> str:
-    """Why a child interpreter that ran ``import ncnn`` failed, from its exit status.
-
-    A negative ``status`` is a signal (``subprocess``'s convention): its name and meaning, and
-    for SIGILL the likely cause, an instruction the CPU lacks. Otherwise the status and the
-    last line the child wrote to stderr (a Python traceback's exception line).
-    """
+    """Why a child interpreter that ran ``import ncnn`` failed: a signal's name and meaning (for
+    SIGILL its likely cause), else the exit status and the last line of ``stderr``."""
     if status < 0:
         meaning = signal.strsignal(-status) or "unknown signal"
         text = f"the ncnn module was {processes.describe_exit(status)} ({meaning}) on import"
@@ -235,16 +208,8 @@ def describe_exit(status: int, stderr: str = "") -> str:
 
 
 def installed_release(python: str = sys.executable) -> Installed:
-    """What ``python`` finds of the ncnn module, checked in a child interpreter (the module
-    may die on import, e.g. SIGILL on a CPU it was not built for; ``create_layer`` prints to
-    stderr for an unknown layer).
-
-    Returns
-    -------
-    Installed
-        ``(version, missing, error)``: the version ``python`` imports, or None with ``error``
-        saying why (:func:`describe_exit`); the needed layers it lacks.
-    """
+    """What ``python`` finds of the ncnn module, checked in a child interpreter (the module may
+    die on import, e.g. SIGILL on a CPU it was not built for)."""
     layers = list(needed_layers())
     code = ("import ncnn\n"
             "def absent(name):\n"

@@ -1,50 +1,12 @@
 """One .onnx file, two runtimes: ortops' nodes in OpenVINO.
 
-An ONNX model holding ``ortops.openvino::TopK``, ``ortops.openvino::ScatterElementsUpdate``
-or ``ortops.ncnn::ArgMax`` nodes runs in ONNX Runtime through :class:`ortops.InferenceSession`.
-This module lets the same file run in OpenVINO: it adds conversion extensions for those nodes
-to OpenVINO's ONNX frontend (``openvino.frontend.onnx.ConversionExtension``), which map each
-node onto native OpenVINO operations when the model is read.
-
-====================================  ==================================================
-ortops node                           OpenVINO operations
-====================================  ==================================================
-``ortops.openvino::TopK``             ``opset11.topk``, attributes one to one (but
-                                      ``stable`` is dropped for ``sort="none"``,
-                                      where OpenVINO refuses it and it has no effect)
-``ortops.openvino::ScatterElements``  ``opset12.scatter_elements_update``, one to one
-``Update``
-``ortops.ncnn::ArgMax``               Reshape to 1-D; ``topk>1``: reverse (``Slice``
-                                      step -1), ``TopK-11`` (max, sort=value, stable,
-                                      i64), map each index ``i -> n - 1 - i``;
-                                      ``topk=1``: the maximum by an unstable TopK,
-                                      then the largest position holding it (``Equal``,
-                                      ``Range``, ``Select``, ``ReduceMax``);
-                                      ``Convert`` indices to f32,
-                                      ``Unsqueeze`` + ``Concat`` to [1, topk] / [2, topk]
-====================================  ==================================================
-
-The ArgMax composition gives ncnn's tie rule exactly: TopK-11 with ``stable=true`` puts the
-lower index first among equal values, and the lower index of the reversed tensor is the
-higher index of the original one; for ``topk=1`` the last position holding the maximum is
-the highest index among equal maxima. The ``topk=1`` path exists for speed: OpenVINO's
-stable TopK is slow on large inputs (0.83 s for 16.8M elements, against ~0.1 s this way). The
-maximum does not come from ``ReduceMax``: on an all ``-inf`` input OpenVINO CPU's ReduceMax
-returns -3.4028235e38 (measured), which equals no element.
-NaN is ordered as OpenVINO orders it, not as ortops does (NaN above +inf).
-
-What OpenVINO answers is OpenVINO's answer, divergences included. Measured with OpenVINO
-2026.4.1 on CPU (``ortops.conformance.openvino_oracle`` shows each, case by case):
-
-* int64, uint32 and uint64 data are computed in int32 (values wrap to their low 32 bits);
-  float64 in float32 (+-inf and values beyond float32's range saturate to +-3.4028235e38).
-* ScatterElementsUpdate's integer ``mean`` truncates toward zero and accumulates in the element
-  type (its spec, and ortops, floor an exact sum); float32 sums accumulate in float32.
-* TopK with ``sort="index"`` may keep other equal values at the k boundary than the lowest
-  indices, even with ``stable=1``.
-* An invalid input ortops rejects with OpError may be rejected, answered with garbage (ArgMax
-  of an empty tensor) or, for ScatterElementsUpdate indices below -d, written out of bounds:
-  check inputs with ortops first.
+Conversion extensions for OpenVINO's ONNX frontend (``ConversionExtension``, one per op of
+``ortops.ops.OPS``) map each ortops node onto native OpenVINO operations when the model is read:
+TopK onto ``opset11.topk``, ScatterElementsUpdate onto ``opset12.scatter_elements_update``,
+ncnn ArgMax onto an exact composition (the conversions, and OpenVINO's measured divergences:
+docs/api.md). What OpenVINO answers is OpenVINO's answer: it computes int64, uint32 and uint64
+in int32 and float64 in float32, and writes out of bounds for a ScatterElementsUpdate index
+below -d, so check inputs with ortops first.
 
 Usage::
 
@@ -95,16 +57,13 @@ __all__ = [
 
 #: What to do when OpenVINO is missing.
 INSTALL_HINT = "pip install 'ortops[openvino]'"
-#: Compiled models kept (the least recently used is dropped first). OpenVINO's CPU plugin starts
-#: 2 threads per compiled model, whatever INFERENCE_NUM_THREADS and NUM_STREAMS say (measured
-#: with openvino 2026.4.1): 256 kept models held 520 threads in a conformance run.
+#: Compiled models kept, least recently used dropped first (each holds CPU plugin threads: docs/api.md).
 _CACHE_SIZE = 32
 _CORE_CACHE = "openvino.core"
 _COMPILED_CACHE = "openvino.compiled"
 #: The OpenVINO properties :func:`compile_model` and :func:`run` use unless given others: float32
-#: inference. The CPU plugin otherwise picks its precision per machine, and on CPUs with bfloat16
-#: support that is bfloat16 (the PP-OCRv4 recogniser's softmax then differed from ORT by up to
-#: 0.074; at f32 by 1.3e-5). Pass ``config={}`` for the plugin's own choice.
+#: inference (the CPU plugin otherwise picks bfloat16 on CPUs that have it). ``config={}``: the
+#: plugin's own choice.
 DEFAULT_CONFIG: Mapping[str, str] = {"INFERENCE_PRECISION_HINT": "f32"}
 #: The precisions ``ortops compare`` and the Polygraphy plugin offer: values of
 #: ``INFERENCE_PRECISION_HINT``, or ``"default"`` for the device plugin's own choice.
@@ -138,10 +97,8 @@ def require_openvino():
 
 
 def attributes(ctx, opdef: OpSpec) -> dict[str, Any]:
-    """The node's attributes, validated and with the spec's defaults (OpError if invalid).
-
-    OpenVINO adds the node's name to the message of any exception raised here.
-    """
+    """The node's attributes, validated and with the spec's defaults (OpError if invalid; OpenVINO
+    adds the node's name to its message)."""
     raw = {a.name: ctx.get_attribute(a.name) for a in opdef.attrs if ctx.has_attribute(a.name)}
     return opdef.parse_attributes(raw)
 
@@ -187,8 +144,7 @@ def core():
 
 
 def _shared_core():
-    """The process's one Core with the extensions (:func:`ortops.runtime.cached`: one per
-    process, a fresh one in a forked child)."""
+    """The process's one Core with the extensions (a fresh one in a forked child)."""
     return runtime.cached(_CORE_CACHE, "core", core)
 
 

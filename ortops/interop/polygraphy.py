@@ -1,33 +1,15 @@
 """A Polygraphy plugin: ``polygraphy run MODEL.onnx --ortops --openvino [--ortops-explain]``.
 
-Installed with the ``polygraphy`` extra (``pip install "ortops[polygraphy]"``), which registers
-:func:`export_argument_groups` in Polygraphy's entry-point group ``polygraphy.run.plugins``.
-``polygraphy run`` then offers:
-
-=====================  ===========================================================================
-option                 what it does
-=====================  ===========================================================================
-``--ortops``           runs the model in ONNX Runtime through :class:`ortops.InferenceSession`
-                       (:class:`OrtopsRunner`), so ortops nodes run; ``--ortops-path`` chooses
-                       ``auto``, ``pyop`` or ``lowered``
-``--openvino``         runs it in OpenVINO through :mod:`ortops.interop.openvino`
-                       (:class:`OpenvinoRunner`), ortops nodes included, on ``--openvino-device``
-                       (CPU) at ``--openvino-precision`` (``INFERENCE_PRECISION_HINT``, f32 by
-                       default; the precision is part of the runner's name)
-``--ortops-explain``   after Polygraphy's comparison, runs ``ortops compare``'s node audit
-                       (:func:`ortops.compare.compare`) on the inputs Polygraphy fed, and says for
-                       each output Polygraphy failed which node explains it, or that none does
-=====================  ===========================================================================
+The ``polygraphy`` extra registers :func:`export_argument_groups` in Polygraphy's entry-point group
+``polygraphy.run.plugins``. ``--ortops`` runs the model through :class:`ortops.InferenceSession`
+(:class:`OrtopsRunner`, ``--ortops-path``); ``--openvino`` through :mod:`ortops.interop.openvino`
+(:class:`OpenvinoRunner`, ``--openvino-device``, ``--openvino-precision``: part of the runner's
+name); ``--ortops-explain`` runs ``ortops compare``'s node audit on the inputs Polygraphy fed and
+says, for each output Polygraphy failed, which node explains it (:func:`explain_failures`), never
+changing Polygraphy's verdict or exit status. Usage: docs/polygraphy.md.
 
 Only Polygraphy loads this module; it imports Polygraphy at the top, ONNX Runtime and OpenVINO
-when a runner is activated. The runners follow Polygraphy's conventions (activate, input
-metadata, infer, deactivate; ``--save-outputs``/``--load-outputs`` work on their results).
-
-``--ortops-explain`` has no script step of its own in ``polygraphy run``, which only asks the
-runner and comparator groups for code. So it appends its step to the comparator's code
-(:class:`OrtopsExplainArgs` wraps that group's ``add_to_script_impl``) and, unless the user saves
-them already, has Polygraphy save its inputs and accuracy results to a temporary folder, which
-:func:`explain_failures` reads and removes. It never changes Polygraphy's verdict or exit status.
+when a runner is activated.
 """
 
 from __future__ import annotations
@@ -288,9 +270,10 @@ class OrtopsExplainArgs(BaseArgs):
     def parse_impl(self, args):
         """Attributes: ``explain`` (bool); ``folder`` (str or None): where Polygraphy saves what the audit reads.
 
-        With ``--ortops-explain``, has Polygraphy save its inputs and accuracy results (to a temporary
-        folder unless ``--save-inputs``/``--save-accuracy-results`` name them) and adds the audit after
-        the comparator's code.
+        ``polygraphy run`` asks only the runner and comparator groups for script code, so with
+        ``--ortops-explain`` this has Polygraphy save its inputs and accuracy results (to a temporary
+        folder unless ``--save-inputs``/``--save-accuracy-results`` name them) and wraps the
+        comparator's ``add_to_script_impl`` to append the audit.
         """
         self.explain = bool(args_util.get(args, "ortops_explain"))
         self.folder = None

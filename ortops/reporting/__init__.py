@@ -1,25 +1,8 @@
-"""One report machinery for ortops' commands (``ortops conformance``, ``ortops compare``).
-
-A command turns its results into a :class:`Document` (:mod:`ortops.reporting.document`:
-headings, paragraphs, tables, colour-coded grids, per-pair summaries, collapsible details)
-and hands it to the renderers:
-
-* :func:`ortops.reporting.markdown.render` - ``report.md``;
-* :func:`ortops.reporting.html.render` - ``report.html``, one self-contained page (inline CSS
-  and JavaScript, no network when viewed) with sortable and filterable tables;
-* :mod:`ortops.reporting.console` - the terminal, or plain whole lines in a CI log.
-
-:class:`Difference` (:mod:`ortops.verdicts`) is the concrete difference between
-two arrays (first differing position, how many differ, what each side returned), as data.
-Nothing in this package knows what a command compares.
-
-Example::
-
-    from ortops.reporting import Document, Heading, Table, html, markdown
-
-    doc = Document("my report").add(Heading("Results"), Table(["name", "status"], [["a", "agree"]]))
-    pathlib.Path("report.md").write_text(markdown.render(doc))
-    pathlib.Path("report.html").write_text(html.render(doc))
+"""One report machinery for ``ortops conformance`` and ``ortops compare``: a command builds a
+:class:`Document` (:mod:`.document`) and hands it to :mod:`.markdown` (``report.md``), :mod:`.html`
+(``report.html``, self-contained, sortable and filterable tables) and :mod:`.console` (the
+terminal, or whole plain lines in a CI log); :func:`write` writes the two files. Nothing in this
+package knows what a command compares.
 """
 
 from . import console, html, markdown
@@ -45,7 +28,17 @@ from .document import (
 
 __all__ = ["STATUSES", "Block", "Bullets", "Cell", "Code", "Details", "Difference", "Document", "Grid", "Heading",
            "PairSummary", "Paragraph", "Table", "TopicCount", "cell", "console", "html", "jsonable", "markdown",
-           "preview", "summary_blocks", "write"]
+           "preview", "summary_blocks", "version", "write"]
+
+
+def version(dist: str) -> str | None:
+    """The installed version of the distribution ``dist``, or None."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def write(document: Document, out_dir, stem: str = "report") -> tuple:

@@ -1,17 +1,6 @@
-"""Print a report's tables on a terminal or into a CI log.
-
-On a terminal (:func:`is_plain` false) tables are drawn with rich, folding long cells rather
-than cutting them. Anywhere else (a pipe, a file, a CI log) the terminal width means
-nothing: every line is written whole, never wrapped or truncated, without colour or box
-drawing, so that ``grep`` finds a row with all its columns:
-
-* :func:`print_table` writes a header line and one line per row, columns padded with
-  spaces (no cell is ever shortened);
-* :func:`print_pairs` writes one ``key=value`` line per comparison pair, e.g.
-  ``conformance pair="ortops vs ORT built-ins" cases=312 agree=200 explained=30 skipped=82
-  unexplained=0``, and one line per explained topic.
-
-Use :func:`make_console` for the console: it chooses the mode from the stream.
+"""Print a report's tables on a terminal (rich, long cells folded) or, anywhere else (a pipe, a
+CI log), as whole plain lines without colour, never wrapped or cut, so that ``grep`` finds a row
+with all its columns; :func:`make_console` chooses the mode from the stream.
 """
 
 from __future__ import annotations
@@ -45,19 +34,15 @@ def make_console(file: IO | None = None, *, plain: bool | None = None):
                    force_terminal=False)
 
 
-def _plain(console) -> bool:
-    return not console.is_terminal
-
-
 def print_line(console, text: str) -> None:
     """``text`` as it is: no rich mark-up read from it, never wrapped in plain mode."""
-    console.print(text, markup=False, highlight=False, soft_wrap=_plain(console), emoji=False)
+    console.print(text, markup=False, highlight=False, soft_wrap=not console.is_terminal, emoji=False)
 
 
 def print_table(console, table: Table, title: str = "") -> None:
     """``table`` on the console: a rich table on a terminal, aligned plain lines elsewhere."""
     rows = table.cells()
-    if _plain(console):
+    if not console.is_terminal:
         widths = [max([len(str(c))] + [len(r[i].text) for r in rows]) for i, c in enumerate(table.columns)]
         if title:
             print_line(console, title)
@@ -88,9 +73,9 @@ def pair_line(label: str, pair: PairSummary, statuses: Sequence[str] = STATUSES)
 
 
 def print_pairs(console, label: str, pairs: Sequence[PairSummary], statuses: Sequence[str] = STATUSES) -> None:
-    """The per-pair summary: on a terminal a table; elsewhere one :func:`pair_line` per pair
-    and one ``label topic pair="..." topic=... count=N status=...: reason`` line per topic."""
-    if _plain(console):
+    """The per-pair summary: a table on a terminal; elsewhere a :func:`pair_line` per pair and a
+    ``label topic pair="..." topic=... count=N status=...: reason`` line per topic."""
+    if not console.is_terminal:
         for pair in pairs:
             print_line(console, pair_line(label, pair, statuses))
         for pair in pairs:

@@ -1,32 +1,9 @@
-"""The report as data: a :class:`Document` of blocks that every renderer reads.
-
-A command builds one :class:`Document` from its results and hands it to the renderers:
-:func:`ortops.reporting.markdown.render` (``report.md``), :func:`ortops.reporting.html.render`
-(``report.html``, self-contained) and :mod:`ortops.reporting.console` (the terminal or a CI
-log). Since all of them read the same blocks, the Markdown and HTML reports carry the same
-content. Nothing here knows what was compared: a block holds text, numbers and verdicts.
-
-Blocks
-------
-* :class:`Heading` - a section title (level 1-4);
-* :class:`Paragraph` - text with a tiny inline mark-up: ``**bold**`` and ```code```;
-* :class:`Bullets` - a list of such texts;
-* :class:`Code` - preformatted text (an input printout, a command);
-* :class:`Table` - columns and rows of :class:`Cell` (or plain values); ``interactive=True``
-  makes it sortable and filterable in HTML (Markdown shows the same rows);
-* :class:`Grid` - a :class:`Table` whose cells are coloured by their ``status`` in HTML
-  (a colour-coded matrix); Markdown shows the text;
-* :class:`PairSummary` - the verdict counts of one comparison pair (e.g. "ortops vs ORT
-  built-ins") and its explained topics; :func:`summary_blocks` turns a list of them into a
-  table and one list per pair;
-* :class:`Details` - a titled group of blocks (a collapsible ``<details>`` in HTML, a
-  heading in Markdown), e.g. one case.
-
-Verdicts
---------
-:data:`STATUSES` is the verdict vocabulary the colours and summaries use by default
-(``agree``, ``explained``, ``skipped``, ``unexplained``); a cell may carry any status, and
-an unknown one is rendered without colour.
+"""The report as data: a :class:`Document` of blocks that every renderer reads, so the Markdown
+and HTML reports carry the same content. Blocks: :class:`Heading`, :class:`Paragraph` (``**bold**``
+and ```code``` only), :class:`Bullets`, :class:`Code`, :class:`Table` (``interactive``: sortable
+and filterable in HTML), :class:`Grid` (cells coloured by ``status``), :class:`Details` (a
+collapsible group), and :class:`PairSummary` (one comparison pair's verdict counts, turned into
+blocks by :func:`summary_blocks`). A cell's status is any string; :data:`STATUSES` are coloured.
 """
 
 from __future__ import annotations
@@ -92,12 +69,8 @@ class Code:
 
 @dataclass(frozen=True)
 class Table:
-    """A table. ``rows`` hold :class:`Cell` objects or plain values (see :func:`cell`).
-
-    ``id`` names it in HTML (anchors, filter state); ``interactive`` makes its columns sortable
-    (click a header) and its rows filterable (a text box, and one drop-down per column named
-    in ``filter_columns``) in HTML; ``caption`` is a line shown above it.
-    """
+    """A table of :class:`Cell` objects or plain values (:func:`cell`); ``id`` names it in HTML;
+    ``interactive``: sortable and filterable there (a drop-down per ``filter_columns`` entry)."""
 
     columns: Sequence[str]
     rows: Sequence[Sequence[Any]]
@@ -121,8 +94,7 @@ class Grid(Table):
 
 @dataclass(frozen=True)
 class TopicCount:
-    """One topic of a pair's summary: its key, how many items it holds, one line of reason,
-    the verdict it explains, and an optional ``scope`` (e.g. the ops it was seen on)."""
+    """One topic of a pair's summary; ``scope``: e.g. the ops it was seen on."""
 
     topic: str
     count: int
@@ -133,12 +105,8 @@ class TopicCount:
 
 @dataclass(frozen=True)
 class PairSummary:
-    """The verdicts of one comparison pair, e.g. ``"ortops vs ORT built-ins"``.
-
-    ``counts`` maps each status to how many items (cases, models...) got it; ``unit`` names
-    the items; ``topics`` lists the explained (and skipped) topics with their counts and
-    reasons; ``note`` is one optional line (e.g. why a pair judged nothing).
-    """
+    """The verdicts of one comparison pair (``"ortops vs ORT built-ins"``): status -> how many
+    ``unit`` (cases, models...) got it, the explained and skipped ``topics``, an optional ``note``."""
 
     name: str
     counts: dict[str, int]
@@ -179,12 +147,8 @@ class Document:
 
 def summary_blocks(pairs: Sequence[PairSummary], statuses: Sequence[str] = STATUSES, *,
                    id: str = "summary") -> list[Block]:
-    """One table of the pairs' counts (each cell coloured by its status when non-zero), then
-    for each pair with topics one bulleted list ```topic` (scope) - count status: reason``.
-
-    The counts of a row add up to its ``total`` column (checked by the tests of the commands
-    that use it).
-    """
+    """One table of the pairs' counts (non-zero cells coloured), then per pair with topics a
+    bulleted list ```topic` (scope) - count status: reason``."""
     rows = []
     for pair in pairs:
         counts = [Cell(str(pair.counts.get(s, 0)), status=s if pair.counts.get(s, 0) else None,

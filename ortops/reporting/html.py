@@ -1,16 +1,7 @@
-"""Render a :class:`~ortops.reporting.document.Document` as one self-contained HTML page.
-
-The page needs no network when viewed: its CSS and JavaScript are inline, it links no font,
-script or style sheet, and it loads no image. Tables made with ``interactive=True`` get a
-text filter, one drop-down per ``filter_columns`` entry, and sortable columns (click a
-header; a second click reverses; numbers sort as numbers through ``Cell.sort``). A
-:class:`~ortops.reporting.document.Grid` colours each cell by its ``status`` (see
-:data:`COLOURS`), with its legend under it. Without JavaScript every table is still there,
-unsorted and unfiltered.
-
-All text is escaped (:func:`escape`); the only mark-up read from text is ``**bold**`` and
-```code``` (:func:`inline`). Element ids are unique: a table keeps its ``id`` (its filters are
-``<id>-filters``), a heading gets ``h-<slug of its text>``.
+"""Render a :class:`~ortops.reporting.document.Document` as one self-contained HTML page: inline
+CSS and JavaScript, no network when viewed. Interactive tables get a text filter, a drop-down per
+``filter_columns`` entry and sortable columns (numbers by ``Cell.sort``); a Grid colours cells by
+status (:data:`COLOURS`). All text is escaped; element ids are unique.
 """
 
 from __future__ import annotations
@@ -125,7 +116,7 @@ def _td(c: Cell, *, rowhead: bool = False) -> str:
 
 
 class _Ids:
-    """Element ids of one page, each used once (a heading and a table may share a slug)."""
+    """Element ids of one page, each used once."""
 
     def __init__(self):
         self.used: set[str] = set()
@@ -201,13 +192,9 @@ def _blocks(items: Sequence[Block], ids: _Ids) -> str:
     return "\n".join(out)
 
 
-def render(document: Document, colours: dict[str, str] | None = None) -> str:
-    """The whole document as one HTML page (a string), with inline CSS and JavaScript.
-
-    ``colours`` (status -> CSS colour) extends :data:`COLOURS`.
-    """
-    palette = {**COLOURS, **(colours or {})}
-    status_css = "".join(f".st-{_slug(s)}{{background:{c}}}" for s, c in palette.items())
+def render(document: Document) -> str:
+    """The whole document as one HTML page (a string), with inline CSS and JavaScript."""
+    status_css = "".join(f".st-{_slug(s)}{{background:{c}}}" for s, c in COLOURS.items())
     ids = _Ids()
     body = _blocks(document.blocks, ids)
     return (

@@ -1,8 +1,5 @@
-"""Render a :class:`~ortops.reporting.document.Document` as Markdown (GitHub flavour).
-
-:func:`render` returns the whole text; :func:`table` renders one table as lines. Cell text is
-escaped for a table (``|`` and newlines), never cut: a long reason stays whole.
-"""
+"""Render a :class:`~ortops.reporting.document.Document` as GitHub Markdown; cell text is escaped
+(``|``, newlines), never cut."""
 
 from __future__ import annotations
 
@@ -43,12 +40,12 @@ def _fence(text: str) -> str:
     return f"{fence}\n{text}\n{fence}"
 
 
-def blocks(items: Sequence[Block], level_offset: int = 0) -> list[str]:
+def blocks(items: Sequence[Block]) -> list[str]:
     """The Markdown lines of ``items`` (each followed by a blank line)."""
     lines: list[str] = []
     for block in items:
         if isinstance(block, Heading):
-            lines += ["#" * min(6, block.level + level_offset) + " " + block.text, ""]
+            lines += ["#" * min(6, block.level) + " " + block.text, ""]
         elif isinstance(block, Paragraph):
             lines += [block.text, ""]
         elif isinstance(block, Bullets):
@@ -63,8 +60,8 @@ def blocks(items: Sequence[Block], level_offset: int = 0) -> list[str]:
                 lines += ["", "Legend: " + "; ".join(f"{status}: {what}" for status, what in block.legend) + "."]
             lines.append("")
         elif isinstance(block, Details):
-            lines += [f"{'#' * min(6, 3 + level_offset)} {block.title}", ""]
-            lines += blocks(block.blocks, level_offset)
+            lines += [f"### {block.title}", ""]
+            lines += blocks(block.blocks)
         else:
             raise TypeError(f"not a report block: {type(block).__name__}")
     return lines
