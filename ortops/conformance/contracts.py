@@ -68,8 +68,7 @@ class OpenVinoJudge(Protocol):
 
     Optional: ``check_output(case, got) -> Check | None``; ``RUN_INVALID`` (False: OpenVINO
     is not run on an input ortops rejects) with ``NOT_RUN`` (why); ``ALTERNATIVE`` (what an
-    allowed other answer is); ``explain_standalone(case, got, want)`` and
-    ``explain_standalone_error(case, got, error)`` for the standalone lowering in OpenVINO."""
+    allowed other answer is); ``explain_standalone(case, got, want)`` for the standalone lowering in OpenVINO."""
 
     def matches(self, case: Case, got, want) -> tuple[bool, bool]:
         """(acceptable, an allowed alternative answer)."""

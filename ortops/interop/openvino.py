@@ -60,6 +60,7 @@ INSTALL_HINT = "pip install 'ortops[openvino]'"
 #: Compiled models kept, least recently used dropped first (each holds CPU plugin threads: docs/api.md).
 _CACHE_SIZE = 32
 _CORE_CACHE = "openvino.core"
+_core_pid: int | None = None  # the process that made a Core (OpenVINO does not survive fork)
 _COMPILED_CACHE = "openvino.compiled"
 #: The OpenVINO properties :func:`compile_model` and :func:`run` use unless given others: float32
 #: inference (the CPU plugin otherwise picks bfloat16 on CPUs that have it). ``config={}``: the
@@ -138,9 +139,22 @@ def core():
     ------
     ModuleNotFoundError
         When OpenVINO is not installed.
+    RuntimeError
+        In a child forked (``os.fork``, multiprocessing's "fork") from a process that had made
+        a Core: OpenVINO's CPU plugin does not survive ``fork`` (its TBB thread pool is gone in
+        the child, and compiling a model there can hang); start such a child with "spawn" or
+        "forkserver".
     """
+    global _core_pid
+    if _core_pid not in (None, os.getpid()):
+        raise RuntimeError(
+            f"ortops.interop.openvino: OpenVINO cannot run in this process, forked from process {_core_pid} "
+            "that used it: OpenVINO's CPU plugin does not survive fork (its TBB thread pool is gone here, and "
+            "compiling a model can hang). Start the child with multiprocessing's 'spawn' or 'forkserver'.")
     openvino = require_openvino()
-    return add_extensions(openvino.Core())
+    made = add_extensions(openvino.Core())
+    _core_pid = os.getpid()
+    return made
 
 
 def _shared_core():

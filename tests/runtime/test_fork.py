@@ -104,12 +104,14 @@ def test_fork_from_a_busy_thread_pool():
     assert child.lines()[-1] == str([0] * 8), child.describe()
 
 
-def test_forked_child_runs_openvino_through_the_cached_core():
-    """A forked child of a process that ran OpenVINO through ortops gets the right answer
-    (the child starts with empty runtime caches, so it compiles afresh)."""
+def test_forked_child_of_a_process_that_used_openvino_gets_an_error_not_a_hang():
+    """OpenVINO's CPU plugin does not survive fork: a child forked from a process that ran
+    OpenVINO hung compiling a model in about 1 run of 40 (waiting for a TBB task no thread
+    runs). ortops' OpenVINO interop refuses there at once, naming the cause and the remedy;
+    the parent goes on with the right answers."""
     pytest.importorskip("openvino")
     child = run_child("""
-        import multiprocessing, sys
+        import multiprocessing
         import numpy as np
         from onnx import TensorProto
         from ortops import builder
@@ -118,28 +120,29 @@ def test_forked_child_runs_openvino_through_the_cached_core():
         model = builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value", stable=1)
         x = np.random.default_rng(2).random((16, 5000), dtype=np.float32)
         feed = {"data": x, "k": np.array([5])}
-        parent_values, _ = ov_interop.run(model, feed)
+        expected = -np.sort(-x, axis=-1)[:, :5]
+        assert np.array_equal(ov_interop.run(model, feed)[0], expected)
 
         def child(queue):
-            values, indices = ov_interop.run(model, feed)
-            queue.put((values, indices))
+            try:
+                ov_interop.run(model, feed)
+                queue.put("ran")
+            except RuntimeError as error:
+                queue.put(str(error))
 
         context = multiprocessing.get_context("fork")
-        queue = context.Queue()
-        process = context.Process(target=child, args=(queue,), daemon=True)
-        process.start()
-        try:
-            values, indices = queue.get(timeout=60)
-        except Exception:
-            print("NO RESULT", flush=True)
-            process.kill()
-            sys.exit(3)
-        process.join(30)
-        expected = -np.sort(-x, axis=-1)[:, :5]
-        assert np.array_equal(values, expected) and np.array_equal(parent_values, expected)
-        assert np.array_equal(np.take_along_axis(x, indices.astype(np.int64), -1), expected)
-        print("child exit", process.exitcode)
+        for _ in range(5):
+            queue = context.Queue()
+            process = context.Process(target=child, args=(queue,), daemon=True)
+            process.start()
+            print(queue.get(timeout=60))
+            process.join(30)
+            print("child exit", process.exitcode)
+        assert np.array_equal(ov_interop.run(model, feed)[0], expected)
         print("ok")
     """, timeout=180)
     assert child.status == 0, child.describe()
-    assert child.lines()[-2:] == ["child exit 0", "ok"], child.describe()
+    lines = child.lines()
+    assert lines[-1] == "ok" and lines.count("child exit 0") == 5, child.describe()
+    errors = [line for line in lines if "OpenVINO cannot run in this process, forked from process" in line]
+    assert len(errors) == 5 and all("'spawn'" in e and "fork" in e for e in errors), child.describe()
