@@ -37,6 +37,22 @@ def model(op_type, domain, inputs, outputs, attrs, *, name="node", opset=18, ext
                              opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(domain, 1)])
 
 
+def top_k_and_arg_max_model():
+    """float32 ``data`` [4, 100] into an ortops TopK (k=5, max, sort=value, stable=1, int64
+    indices: ``values``, ``indices``) and an ncnn ArgMax (topk=3, out_max_val=1: ``argmax``
+    [2, 3]), beside each other."""
+    nodes = [builder.top_k("data", "k", axis=-1, mode="max", sort="value", stable=1, index_element_type="i64",
+                           name="top5"),
+             builder.arg_max("data", topk=3, out_max_val=1, output="argmax", name="argmax")]
+    graph = helper.make_graph(
+        nodes, "ortops_nodes", [helper.make_tensor_value_info("data", F, [4, 100])],
+        [helper.make_tensor_value_info("values", F, [4, 5]), helper.make_tensor_value_info("indices", I64, [4, 5]),
+         helper.make_tensor_value_info("argmax", F, [2, 3])],
+        [helper.make_tensor("k", I64, [1], [5])])
+    return helper.make_model(graph, ir_version=builder.IR_VERSION, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid(OPENVINO_DOMAIN, 1), helper.make_opsetid(NCNN_DOMAIN, 1)])
+
+
 def top_k_model(data_type=F, k_type=I64, index_type=I32, **attrs):
     attrs = {"axis": -1, "mode": "max", "sort": "value", "stable": 1, "index_element_type": "i32", **attrs}
     return model("TopK", OPENVINO_DOMAIN, [("data", data_type, None), ("k", k_type, None)],

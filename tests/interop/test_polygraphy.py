@@ -22,6 +22,7 @@ from polygraphy.json import save_json  # noqa: E402
 
 from ortops import builder, reference  # noqa: E402
 from ortops.interop import polygraphy as plugin  # noqa: E402
+from helpers import top_k_and_arg_max_model  # noqa: E402
 
 GROUP = "polygraphy.run.plugins"
 ENTRY = "ortops.interop.polygraphy:export_argument_groups"
@@ -189,18 +190,7 @@ def test_polygraphy_run_explains_a_tie_at_its_node(tmp_path):
 
 
 def test_polygraphy_run_ortops_nodes_in_both_runners(tmp_path):
-    nodes = [builder.top_k("data", "k", axis=-1, mode="max", sort="value", stable=1, index_element_type="i64",
-                           name="ov_top5"),
-             builder.arg_max("data", topk=3, out_max_val=1, output="argmax", name="ncnn_argmax")]
-    graph = helper.make_graph(
-        nodes, "ortops_nodes", [helper.make_tensor_value_info("data", TensorProto.FLOAT, [4, 100])],
-        [helper.make_tensor_value_info("values", TensorProto.FLOAT, [4, 5]),
-         helper.make_tensor_value_info("indices", TensorProto.INT64, [4, 5]),
-         helper.make_tensor_value_info("argmax", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor("k", TensorProto.INT64, [1], [5])])
-    onnx.save(helper.make_model(graph, opset_imports=[
-        helper.make_opsetid("", 17), helper.make_opsetid("ortops.openvino", 1), helper.make_opsetid("ortops.ncnn", 1)]),
-        tmp_path / "ortops_nodes.onnx")
+    onnx.save(top_k_and_arg_max_model(), tmp_path / "ortops_nodes.onnx")
     # Polygraphy's default data: uniform floats, tie-free.
     done = _polygraphy("ortops_nodes.onnx", "--ortops", "--openvino", "--ortops-explain", "--save-outputs", "out.json",
                        cwd=tmp_path)

@@ -11,6 +11,8 @@ import ortops
 from ortops import builder
 from ortops.ops import NCNN_DOMAIN, OPENVINO_DOMAIN
 
+from helpers import top_k_and_arg_max_model
+
 
 def _model(op_type, domain, inputs, attrs, *, name="bad_node", outputs=2,
            output_types=(TensorProto.FLOAT, TensorProto.INT32)):
@@ -123,17 +125,7 @@ def test_model_from_path_and_bytes(tmp_path):
 def test_a_session_that_lowers_and_keeps_pyops_infers_shapes_once(monkeypatch):
     """The lowering and prepare_model share one run of onnx's shape inference: a TopK lowered
     (guarded, its PyOp fallback inside an If) beside an ncnn ArgMax kept as a PyOp."""
-    nodes = [builder.top_k("data", "k", axis=-1, mode="max", sort="value", stable=1, index_element_type="i64",
-                           name="top5"),
-             builder.arg_max("data", topk=3, out_max_val=1, output="argmax", name="argmax")]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("data", TensorProto.FLOAT, [4, 100])],
-        [helper.make_tensor_value_info("values", TensorProto.FLOAT, [4, 5]),
-         helper.make_tensor_value_info("indices", TensorProto.INT64, [4, 5]),
-         helper.make_tensor_value_info("argmax", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor("k", TensorProto.INT64, [1], [5])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(OPENVINO_DOMAIN, 1),
-                                                    helper.make_opsetid(NCNN_DOMAIN, 1)], ir_version=builder.IR_VERSION)
+    model = top_k_and_arg_max_model()
     calls = []
     infer = onnx.shape_inference.infer_shapes
     monkeypatch.setattr(onnx.shape_inference, "infer_shapes", lambda *a, **k: calls.append(1) or infer(*a, **k))
