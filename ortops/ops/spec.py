@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from .. import dtypes
 from ..errors import OpError
 
 __all__ = [
@@ -252,8 +253,6 @@ class OpSpec:
         """OpError (kind ``"dtype"``) unless the input ``role`` may have NumPy ``dtype`` in the
         computation: a type of its :class:`TypeParam` that the bridge carries (float16/bfloat16
         are cast to the carrier type before the op runs)."""
-        from .. import dtypes
-
         table = self.type_param(self.input_types[self.inputs.index(role)])
         accepted = [dtypes.from_name(n) for n in table.types]
         accepted = [t for t in accepted if t.bridge is not None]
@@ -282,8 +281,6 @@ class OpSpec:
         ValueError
             When no private type holds ``type_name`` exactly (a spec error).
         """
-        from .. import dtypes
-
         table = self.type_param(self.input_types[self.inputs.index(role)])
         if table.private_types is None or type_name in table.private_types:
             return type_name
@@ -298,8 +295,6 @@ class OpSpec:
         """The reference's outputs for ``inputs`` (by the spec's names) as ortops computes them:
         float16 data in the :class:`Carrier`'s type, the outputs of the data's type cast back once.
         Raises OpError where the reference does."""
-        from .. import dtypes
-
         args = [inputs[name] for name in self.inputs]
         carried = self.carrier is not None and args[0].dtype == np.float16
         if carried:
