@@ -5,11 +5,13 @@ crash (ortops nodes, and standard TopK/ArgMin nodes rewritten by ``standard=True
 OpenVINO 2026.4 removes the Reshape through which the checks gate the data (checks and all), and
 its own ScatterElementsUpdate writes out of bounds for an index below -d (the process then
 dies with "double free or corruption"); its TopK on an empty axis returns uninitialised memory.
-Each case runs in a child process of its own, so that a crash is a failed test, not the end of
-the run.
+The cases of one runtime run in turn in one child process, so that a crash is a failed test, not
+the end of the run.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import onnx
@@ -19,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 import ortops
 from ortops import builder
 
-from child_process import run_child
+from child_process import Child, run_child
 
 pytest.importorskip("openvino", reason="OpenVINO is the second runtime a standalone model claims to run in")
 
@@ -98,31 +100,51 @@ RUNTIMES = {
 }
 
 
-def _last_line(tmp_path, runtime: str, model, feeds: str) -> str:
-    """The last line a child process printed after running the standalone ``model`` in
-    ``runtime`` on ``feeds`` (Python source): ``RETURNED`` and the outputs, or ``RAISED`` and
-    the error; it must not crash."""
+def _standalone(tmp_path, model, name: str = "standalone") -> str:
     lowered, report = ortops.lower(model, fallback="none", standard=True)
     assert report.standalone and not report.unchanged
-    path = tmp_path / "standalone.onnx"
+    path = tmp_path / f"{name}.onnx"
     onnx.save(lowered, path)
-    child = run_child(f"PATH = {str(path)!r}\nimport numpy as np\n" + RUNTIMES[runtime] + f"""
-try:
-    outputs = run({feeds})
-    print("RETURNED", [o.tolist() for o in outputs])
-except Exception as exc:
-    print("RAISED", " ".join(str(exc).split()))
-""", timeout=120)
-    assert child.status == 0, child.describe()  # no crash, no abort
-    return child.lines()[-1]
+    return str(path)
+
+
+def _last_lines(runtime: str, runs: list[tuple[str, str]]) -> tuple[list[str], Child]:
+    """The line a child process printed for each (model path, inputs as Python source) of
+    ``runs``, run in turn in ``runtime``: ``RETURNED`` and the outputs, or ``RAISED`` and the
+    error; and the child. A run after a crash has no line."""
+    code = ["import numpy as np", "def outcome(PATH, feeds):", *("    " + ln for ln in RUNTIMES[runtime].splitlines()),
+            "    try:", "        outputs = run(feeds())",
+            "        return 'RETURNED ' + repr([o.tolist() for o in outputs])",
+            "    except Exception as exc:", "        return 'RAISED ' + ' '.join(str(exc).split())"]
+    code += [f"print(outcome({path!r}, lambda: {feeds}), flush=True)" for path, feeds in runs]
+    child = run_child("\n".join(code) + "\n", timeout=120 + 20 * len(runs))
+    return child.lines(), child
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    """``outcomes(runtime)``: every bad input run in ``runtime``, in one child process per
+    runtime (a crash fails the tests of that runtime, not the run)."""
+    folder = tmp_path_factory.mktemp("bad")
+    runs = [(_standalone(folder, model, f"case{i}"), feeds) for i, (_, model, feeds, _) in enumerate(BAD)]
+    return functools.cache(lambda runtime: _last_lines(runtime, runs))
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
-@pytest.mark.parametrize("label, model, feeds, check", BAD, ids=[case[0] for case in BAD])
-def test_bad_input_fails_cleanly_in_every_runtime(tmp_path, runtime, label, model, feeds, check):
-    last = _last_line(tmp_path, runtime, model, feeds)
+@pytest.mark.parametrize("case", range(len(BAD)), ids=[case[0] for case in BAD])
+def test_bad_input_fails_cleanly_in_every_runtime(outcomes, runtime, case):
+    label, _, _, check = BAD[case]
+    lines, child = outcomes(runtime)
+    assert case < len(lines), f"{label} in {runtime}: the child died here or before: {child.describe()}"
+    last = lines[case]
     assert last.startswith("RAISED"), f"{label} in {runtime}: {last}"  # no output returned
     assert "rejects its input" in last and check in last, last  # the failing node is named after the check
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_no_bad_input_crashes_the_child(outcomes, runtime):
+    _, child = outcomes(runtime)
+    assert child.status == 0, child.describe()  # no crash, no abort
 
 
 def test_arg_max_index_check_passes_flat_index_2_24(tmp_path):
@@ -132,5 +154,6 @@ def test_arg_max_index_check_passes_flat_index_2_24(tmp_path):
     2**24 (the flat index n - 1 - position) computed as float32 rounds it."""
     feeds = ("[np.concatenate([np.array([0, 2], np.float32), np.zeros(2**24 - 1, np.float32), "
              "np.array([-1], np.float32)])]")
-    last = _last_line(tmp_path, "onnxruntime", builder.arg_max_model(1, topk=2), feeds)
+    [last], child = _last_lines("onnxruntime", [(_standalone(tmp_path, builder.arg_max_model(1, topk=2)), feeds)])
+    assert child.status == 0, child.describe()
     assert last == f"RETURNED {[[[1.0, 2.0 ** 24]]]}", last
