@@ -170,6 +170,7 @@ def test_an_index_above_2_24_is_explained():
 
 
 @pytest.mark.ncnn
+@pytest.mark.slow  # about 30 s; CI's ncnn step runs it (pytest -m ncnn)
 @needs_ncnn
 def test_conformance_with_ncnn_judges_every_argmax_case(tmp_path):
     status = cli.main(["conformance", "--oracle", "ncnn", "--ops", "ArgMax", "--no-progress", "--out", str(tmp_path)])

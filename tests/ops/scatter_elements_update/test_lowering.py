@@ -78,7 +78,7 @@ def _reference(data, indices, updates, axis, attrs):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(case=scatter_cases())
 def test_lowered_scatter_matches_reference(mode, case):
     data, indices, updates, axis, attrs = case

@@ -70,6 +70,7 @@ def test_side_by_side_feeds_one_input_to_both_nodes():
     assert values.tolist() == onnx_values.tolist() == [[1, 1]]
 
 
+@pytest.mark.slow  # about 13 s: ONNX's collector imports the test module of every op
 def test_registering_our_schemas_keeps_onnx_reference_importable():
     import subprocess
     import sys
