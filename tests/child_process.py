@@ -12,7 +12,10 @@ from typing import NamedTuple
 #: Child-process code that registers ortops' ops and makes every TopK kernel sleep 30 s before
 #: it computes (``slow_calls`` counts the calls): a signal sent meanwhile lands inside an op.
 SLOW_TOP_K = """
-import time
+import signal, time
+# Ctrl-C raises KeyboardInterrupt even where the test run started with SIGINT ignored (a job put in
+# the background by a shell without job control): Python keeps a SIG_IGN it inherits.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import ortops
 from ortops import bridge
 ortops.register()
