@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -170,6 +172,23 @@ def test_seed_and_onnx_backend_cases_of_every_op_have_no_unexplained_verdict():
     assert not [(n, c.detail) for n, c in checks if c.status == "unexplained"]
     assert all(topic_of(c) for _, c in checks if c.status in ("explained", "skipped"))
     assert sum(c.status in ("agree", "explained") for _, c in checks) >= 0.9 * len(cases)
+
+
+@pytest.mark.slow  # about 2 minutes: every case of every op, and 500 standalone models compiled by OpenVINO
+def test_conformance_with_openvino_leaves_nothing_unexplained(tmp_path):
+    """``ortops conformance --oracle openvino`` on the default cases of every op: exit 0, no
+    unexplained verdict, and the standalone lowerings in OpenVINO never explained by ``ties``
+    (they rely on no runtime's order of equal values)."""
+    from ortops import cli
+
+    status = cli.main(["conformance", "--oracle", "openvino", "--no-progress", "--out", str(tmp_path)])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert status == cli.EXIT_OK and report["summary"]["unexplained"] == 0, report["summary"]
+    pairs = {p["pair"]: p for p in report["pairs"]}
+    standalone = pairs["standalone lowering in OpenVINO vs the reference"]
+    assert standalone["agree"] >= 300 and standalone["unexplained"] == 0, standalone
+    assert "ties" not in {t["topic"] for t in standalone["topics"]}, standalone["topics"]
+    assert pairs["ortops vs OpenVINO"]["cases"] == report["summary"]["total"]
 
 
 # --- differential: random cases never end unexplained -----------------------------------------------------
