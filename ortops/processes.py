@@ -1,4 +1,4 @@
-"""Calls in a child Python process (``multiprocessing``, spawn), so that a runtime that crashes (a
+"""Calls in a child Python process (``multiprocessing``, forkserver or spawn), so that a runtime that crashes (a
 segfault, glibc's heap checks) or hangs becomes an :class:`Outcome` instead of taking the caller
 down. Used by the ncnn oracle, ``ortops compare``'s runtimes and the bench.
 
@@ -28,7 +28,14 @@ __all__ = ["Outcome", "Worker", "call_once", "DEFAULT_TIMEOUT"]
 
 #: How long one call may take before the child is killed (a hang is reported like a crash).
 DEFAULT_TIMEOUT = 300.0
-_SPAWN = multiprocessing.get_context("spawn")
+#: Where it exists, a fork server started afresh (not forked from the caller, whose threads and
+#: runtimes it never holds) with NumPy, onnx and ONNX Runtime imported: each child is a fork of
+#: it and skips those imports. OpenVINO is not imported there: its import
+#: starts a thread, and OpenVINO does not survive fork. Elsewhere (Windows), spawn. The fork
+#: server is one per process: a program that starts its own first keeps its own preload list.
+_FORKSERVER = "forkserver" in multiprocessing.get_all_start_methods()
+_CONTEXT = multiprocessing.get_context("forkserver" if _FORKSERVER else "spawn")
+_PRELOAD = ["numpy", "onnx", "onnxruntime", "ortops"]
 
 
 class Outcome(NamedTuple):
@@ -79,8 +86,10 @@ class Worker:
 
     def _start(self):
         self._stderr = tempfile.NamedTemporaryFile(prefix="ortops-child-", suffix=".stderr")
-        self._pipe, theirs = _SPAWN.Pipe()
-        process = _SPAWN.Process(target=_serve, args=(theirs, self._stderr.name), daemon=True)
+        if _FORKSERVER:  # the fork server is global: name what it preloads before it starts
+            _CONTEXT.set_forkserver_preload(_PRELOAD)
+        self._pipe, theirs = _CONTEXT.Pipe()
+        process = _CONTEXT.Process(target=_serve, args=(theirs, self._stderr.name), daemon=True)
         try:
             process.start()
         except BaseException:  # e.g. spawn refused (a script without a __main__ guard): its error stands

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import ctypes
 import math
+import multiprocessing
 import os
 import time
 
 import numpy as np
+import pytest
 
 from ortops.processes import Worker, call_once
 
@@ -19,6 +21,16 @@ def test_values_come_back():
         assert outcome.ok and outcome.value.dtype == np.float32 and outcome.value.tolist() == [0, 1, 2, 3, 4]
         again = worker.call(math.hypot, 3.0, 4.0)
         assert again.ok and again.value == 5.0
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork server here")
+def test_children_fork_from_a_server_that_imported_the_runtimes_but_not_openvino():
+    loaded = "[name in __import__('sys').modules for name in ('numpy', 'onnx', 'onnxruntime', 'ortops', 'openvino')]"
+    with Worker() as worker:
+        outcome = worker.call(eval, loaded)
+        assert outcome.ok and outcome.value == [True, True, True, True, False]  # before the call imported anything
+        parent = worker.call(os.getppid)
+        assert parent.ok and parent.value != os.getpid()  # the fork server's child, not this process's
 
 
 def test_a_segfault_is_reported_and_the_next_call_runs():
