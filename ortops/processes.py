@@ -1,6 +1,6 @@
-"""Calls in a child Python process (``multiprocessing``, forkserver or spawn), so that a runtime that crashes (a
-segfault, glibc's heap checks) or hangs becomes an :class:`Outcome` instead of taking the caller
-down. Used by the ncnn oracle, ``ortops compare``'s runtimes and the bench.
+"""Calls in a child Python process (``multiprocessing``, forkserver or spawn), so that a runtime
+that crashes (a segfault, glibc's heap checks) or hangs becomes an :class:`Outcome` instead of
+taking the caller down. Used by the ncnn oracle, ``ortops compare``'s runtimes and the bench.
 
 :class:`Worker` keeps one child and sends it calls one at a time over a pipe; a call whose child
 dies says how (``"killed by SIGSEGV"``, ``"exit status 3"``) and quotes what the child wrote to
@@ -29,10 +29,10 @@ __all__ = ["Outcome", "Worker", "call_once", "DEFAULT_TIMEOUT"]
 #: How long one call may take before the child is killed (a hang is reported like a crash).
 DEFAULT_TIMEOUT = 300.0
 #: Where it exists, a fork server started afresh (not forked from the caller, whose threads and
-#: runtimes it never holds) with NumPy, onnx and ONNX Runtime imported: each child is a fork of
-#: it and skips those imports. OpenVINO is not imported there: its import
-#: starts a thread, and OpenVINO does not survive fork. Elsewhere (Windows), spawn. The fork
-#: server is one per process: a program that starts its own first keeps its own preload list.
+#: runtimes it never holds) with NumPy, onnx, ONNX Runtime and ortops imported: each child is a
+#: fork of it and skips those imports. OpenVINO is not imported there: its import starts a
+#: thread, and OpenVINO does not survive fork. Elsewhere (Windows), spawn. The fork server is
+#: one per process: a program that starts its own first keeps its own preload list.
 _FORKSERVER = "forkserver" in multiprocessing.get_all_start_methods()
 _CONTEXT = multiprocessing.get_context("forkserver" if _FORKSERVER else "spawn")
 _PRELOAD = ["numpy", "onnx", "onnxruntime", "ortops"]
