@@ -28,9 +28,8 @@ def run(tmp_path_factory):
     """The run, as a user pipes it: a child process, stdout not a terminal, 40 columns."""
     out, cases = tmp_path_factory.mktemp("report"), tmp_path_factory.mktemp("cases")
     args = ARGS + ["--out", str(out), "--save-cases", str(cases)]
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     done = subprocess.run([sys.executable, "-m", "ortops.cli", *args], capture_output=True, text=True, timeout=600,
-                          check=False, env={"COLUMNS": "40", **env})
+                          check=False, env={**os.environ, "COLUMNS": "40"})
     assert done.returncode == 0, done.stderr
     return {"dir": out, "cases": cases, "md": (out / "report.md").read_text(), "stdout": done.stdout,
             "json": json.loads((out / "report.json").read_text()), "html": (out / "report.html").read_text()}
