@@ -218,6 +218,21 @@ class Builder:
         """``op_type`` (ReduceSum, ReduceMax, ...) over every axis, as a scalar (any opset)."""
         return self.add(op_type, [x], keepdims=0)
 
+    def first(self, x: str) -> str:
+        """The first element of int64 ``x`` (any shape) as a scalar, 0 when ``x`` is empty; read
+        without a reduction: OpenVINO 2026.4.1 computes arithmetic that follows an integer
+        reduction in float32."""
+        padded = self.add("Concat", [self.add("Reshape", [x, self.const(np.array([-1], np.int64))]),
+                                     self.const(np.zeros(1, np.int64))], axis=0)
+        head = self.add("Slice", [padded, *(self.const(np.array([v], np.int64)) for v in (0, 1))])
+        return self.add("Reshape", [head, self.const(np.array([], np.int64))])
+
+    def exceeds(self, a: str, b: str) -> str:
+        """``a > b`` for int64 ``a`` and ``b``, as ``a - b > 0``: exact where a runtime compares
+        integers as float32 (OpenVINO 2026.4.1: ``2**24 + 1 > 2**24`` is false there) but
+        subtracts them exactly."""
+        return self.add("Greater", [self.add("Sub", [a, b]), self.const(np.int64(0))])
+
     def cast(self, x: str, to: int) -> str:
         return self.add("Cast", [x], to=to)
 

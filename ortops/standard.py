@@ -127,8 +127,8 @@ class _TopK:
         else:
             k = site.node.input[1]
             size_one = b.add("Equal", [b.add("Size", [k]), b.const(np.int64(1))])
-            k = b.reduce("ReduceSum", k)
-        in_range = b.add("Not", [b.add("Or", [b.add("Less", [k, b.const(np.int64(0))]), b.add("Greater", [k, n])])])
+            k = b.first(k)
+        in_range = b.add("Not", [b.add("Or", [b.add("Less", [k, b.const(np.int64(0))]), b.exceeds(k, n)])])
         result.append((b.all_of([c for c in (size_one, in_range) if c is not None]),
                        "k must be a single integer in [0, data.shape[axis]]"))
         return result

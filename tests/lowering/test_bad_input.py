@@ -86,6 +86,15 @@ BAD = [
        f"np.full(1, {last}, np.float32)])]", "a selected flat index is above 2**24")
       for label, first, last in (("the maximum", 0, 1), ("a tie for the maximum (ncnn: the higher index)", 1, 1),
                                  ("NaN (above +inf)", "np.inf", "np.nan"))),
+    # Past 2**24, where OpenVINO compares integers as float32: k = d + 1 for d = 2**24, and the
+    # scatter indices d and -d - 1 for d = 2**24 + 1.
+    ("TopK k = 2**24 + 1 above the axis", _top_k(), "[np.zeros((1, 2**24), np.float32), np.array([2**24 + 1])]",
+     "k must be a single integer"),
+    ("ONNX TopK k = 2**24 + 1 above the axis", ONNX_TOP_K, "[np.zeros((1, 2**24), np.float32), np.array([2**24 + 1])]",
+     "k must be a single integer in [0, data.shape[axis]]"),
+    *((f"scatter index {index} past 2**24", _scatter("none"),
+       f"[np.zeros(2**24 + 1, np.float32), np.array([{index}]), np.array([9], np.float32)]",
+       "every index must be in [-d, d-1]") for index in ("2**24 + 1", "-(2**24 + 2)")),
 ]
 
 RUNTIMES = {
@@ -108,13 +117,14 @@ def _standalone(tmp_path, model, name: str = "standalone") -> str:
     return str(path)
 
 
-def _last_lines(runtime: str, runs: list[tuple[str, str]]) -> tuple[list[str], Child]:
+def _last_lines(runtime: str, runs: list[tuple[str, str]], show: str = "o") -> tuple[list[str], Child]:
     """The line a child process printed for each (model path, inputs as Python source) of
-    ``runs``, run in turn in ``runtime``: ``RETURNED`` and the outputs, or ``RAISED`` and the
-    error; and the child. A run after a crash has no line."""
+    ``runs``, run in turn in ``runtime``: ``RETURNED`` and the outputs (each output ``o`` as
+    the Python expression ``show``), or ``RAISED`` and the error; and the child. A run after a
+    crash has no line."""
     code = ["import numpy as np", "def outcome(PATH, feeds):", *("    " + ln for ln in RUNTIMES[runtime].splitlines()),
             "    try:", "        outputs = run(feeds())",
-            "        return 'RETURNED ' + repr([o.tolist() for o in outputs])",
+            f"        return 'RETURNED ' + repr([({show}).tolist() for o in outputs])",
             "    except Exception as exc:", "        return 'RAISED ' + ' '.join(str(exc).split())"]
     code += [f"print(outcome({path!r}, lambda: {feeds}), flush=True)" for path, feeds in runs]
     child = run_child("\n".join(code) + "\n", timeout=120 + 20 * len(runs))
@@ -147,13 +157,23 @@ def test_no_bad_input_crashes_the_child(outcomes, runtime):
     assert child.status == 0, child.describe()  # no crash, no abort
 
 
-def test_arg_max_index_check_passes_flat_index_2_24(tmp_path):
-    """The check rejects only what it must: topk=2 of [0, 2, 0, ..., 0, -1] (2**24 + 2 elements)
-    selects 1, then of the equal zeros the highest index, 2**24 (exact in float32). In ORT only:
-    OpenVINO 2026.4.1 passed the check but returned [0, 2**24 - 1], its int64 arithmetic past
-    2**24 (the flat index n - 1 - position) computed as float32 rounds it."""
-    feeds = ("[np.concatenate([np.array([0, 2], np.float32), np.zeros(2**24 - 1, np.float32), "
-             "np.array([-1], np.float32)])]")
-    [last], child = _last_lines("onnxruntime", [(_standalone(tmp_path, builder.arg_max_model(1, topk=2)), feeds)])
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_valid_inputs_past_2_24_are_exact_in_every_runtime(tmp_path, runtime):
+    """The checks reject only what they must, and the answers past 2**24 are exact, in both
+    runtimes. OpenVINO 2026.4.1 compares integers as float32 and rounded ``Size - 1`` to
+    float32: it returned [0, 2**24 - 1] for the ArgMax below and rejected the scatter index
+    2**24 for d = 2**24 + 1.
+
+    * ArgMax topk=2 of [0, 2, 0, ..., 0, -1] (2**24 + 2 elements) selects 1, then of the equal
+      zeros the highest index, 2**24 (exact in float32).
+    * ScatterElementsUpdate on 2**24 + 1 zeros writes 9 at index d - 1 = 2**24, and at -d."""
+    arg_max = ("[np.concatenate([np.array([0, 2], np.float32), np.zeros(2**24 - 1, np.float32), "
+               "np.array([-1], np.float32)])]")
+    scatter = "[np.zeros(2**24 + 1, np.float32), np.array([{}]), np.array([9], np.float32)]"
+    runs = [(_standalone(tmp_path, builder.arg_max_model(1, topk=2), "arg_max"), arg_max),
+            *((_standalone(tmp_path, _scatter("none"), f"scatter{i}"), scatter.format(index))
+              for i, index in enumerate(("2**24", "-(2**24 + 1)")))]
+    lines, child = _last_lines(runtime, runs, show="o.ravel()[[0, 1, -2, -1]] if o.size > 4 else o")
     assert child.status == 0, child.describe()
-    assert last == f"RETURNED {[[[1.0, 2.0 ** 24]]]}", last
+    assert lines == [f"RETURNED {[[[1.0, 2.0 ** 24]]]}", f"RETURNED {[[0.0, 0.0, 0.0, 9.0]]}",
+                     f"RETURNED {[[9.0, 0.0, 0.0, 0.0]]}"], lines

@@ -6,7 +6,8 @@ j there is the flat index n-1-j. NaN (above +inf, all equal) is the hazard, comp
 like TopK's (:func:`ortops.ops.compose.select`). Checks: topk <= the element count;
 the selected flat indices must fit float32 exactly (<= 2**24): guarded mode sends tensors of
 more than 2**24 + 1 elements to the PyOp, standalone mode checks the selected values against
-the elements past 2**24 (not the indices as computed, which a runtime may round there).
+the elements past 2**24 (not the indices as computed, which a runtime may compare as float32).
+The element count comes from ``Shape``, not ``Size`` (see :func:`_size`).
 """
 
 from __future__ import annotations
@@ -36,13 +37,16 @@ def _flat(b, site) -> str:
 
 
 def _size(b, site) -> str:
+    """The element count, a scalar: the shape of the flattened data, not ``Size``, as OpenVINO
+    2026.4.1 computes arithmetic that follows ``Size`` in float32 (docs/lowering.md)."""
     data = site.node.input[0]
-    return b.memo(("size", data), lambda: b.add("Size", [data]))
+    return b.memo(("size", data), lambda: b.add("Reshape", [b.add("Shape", [_flat(b, site)]),
+                                                             b.const(np.array([], np.int64))]))
 
 
 def checks(b, site) -> list[tuple[str, str]]:
     size = _size(b, site)
-    enough = b.add("Not", [b.add("Less", [size, b.const(np.int64(site.attrs["topk"]))])])
+    enough = b.add("Not", [b.exceeds(b.const(np.int64(site.attrs["topk"])), size)])
     result = [(enough, f"topk={site.attrs['topk']} must be at most the number of elements")]
     if b.guarded:
         exact = b.add("Not", [b.add("Greater", [size, b.const(np.int64(FLOAT32_EXACT_INT_MAX + 1))])])
@@ -84,8 +88,8 @@ def _compose(b, site, nan: bool) -> list[str]:
 
 def _indices_fit(b, flat: str, values: str, topk: int) -> str:
     """True when every selected flat index is at most 2**24, from the values alone, not the
-    indices as computed: OpenVINO 2026.4.1 returned the index 2**24 + 1 as 2**24, and a check on
-    it passed (docs/lowering.md). In ncnn's order (of equal values, the higher index first) some
+    indices as computed (a runtime that compares integers as float32, as OpenVINO 2026.4.1
+    does, would pass the index 2**24 + 1: docs/lowering.md). In ncnn's order (of equal values, the higher index first) some
     selected index is above 2**24 iff some element past 2**24 ranks at least as high as the
     topk-th value, which is order-free: NaN (above +inf) always does, a number when it is >= the
     topk-th value."""

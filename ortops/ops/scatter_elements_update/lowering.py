@@ -106,18 +106,10 @@ def checks(b, site) -> list[tuple[str, str]]:
     data, _, updates, _ = site.node.input
     indices = _inputs(b, site)[1]  # int32 or int64: ReduceMin/Max take those
     axis = _axis(site)
-    index_type = np.int32 if site.elem_types[1] == TensorProto.INT32 else np.int64
-    flat = b.add("Concat", [b.add("Reshape", [indices, b.const(np.array([-1], np.int64))]),
-                            b.const(np.zeros(1, index_type))], axis=0)
-    low = b.cast(b.reduce("ReduceMin", flat), TensorProto.INT64)
-    high = b.cast(b.reduce("ReduceMax", flat), TensorProto.INT64)
     data_shape, index_shape = b.add("Shape", [data]), b.add("Shape", [indices])
     dim = b.add("Gather", [data_shape, b.const(np.int64(axis))])
     empty = b.add("Equal", [b.add("Size", [indices]), b.const(np.int64(0))])
-    in_range = b.add("Or", [empty, b.all_of([
-        b.add("Not", [b.add("Less", [low, b.add("Neg", [dim])])]),
-        b.add("Less", [high, dim]),
-    ])])
+    in_range = b.add("Or", [empty, _in_range(b, site, indices, dim)])
     axis_mask = np.zeros(site.ranks[0], bool)
     axis_mask[axis] = True
     fits = b.add("And", [
@@ -128,6 +120,24 @@ def checks(b, site) -> list[tuple[str, str]]:
     return [(shapes_ok, "updates must have the shape of indices, and indices.shape[d] <= data.shape[d] for every "
                         "d but the axis"),
             (in_range, "every index must be in [-d, d-1] for d = data.shape[axis]")]
+
+
+def _in_range(b, site, indices: str, dim: str) -> str:
+    """True when every index is in [-dim, dim - 1] (any when there is none). Guarded (ORT): from
+    the smallest and the largest index. Standalone: each index's distance to the bounds against
+    0, as OpenVINO 2026.4.1 compares integers as float32 and computes arithmetic that follows an
+    integer reduction in float32 (docs/lowering.md)."""
+    zero = b.const(np.zeros(1, np.int32 if site.elem_types[1] == TensorProto.INT32 else np.int64))
+    flat = b.add("Concat", [b.add("Reshape", [indices, b.const(np.array([-1], np.int64))]), zero], axis=0)
+    if b.guarded:
+        low = b.cast(b.reduce("ReduceMin", flat), TensorProto.INT64)
+        high = b.cast(b.reduce("ReduceMax", flat), TensorProto.INT64)
+        return b.all_of([b.add("Not", [b.add("Less", [low, b.add("Neg", [dim])])]), b.add("Less", [high, dim])])
+    flat = b.cast(flat, TensorProto.INT64) if site.elem_types[1] == TensorProto.INT32 else flat
+    zero = b.const(np.int64(0))
+    inside = b.add("And", [b.add("Not", [b.add("Less", [b.add("Add", [flat, dim]), zero])]),
+                           b.add("Less", [b.add("Sub", [flat, dim]), zero])])
+    return b.add("Equal", [b.reduce("ReduceMin", b.cast(inside, TensorProto.INT64)), b.const(np.int64(1))])
 
 
 def _float_min_max(site) -> bool:

@@ -94,18 +94,18 @@ def checks(b, site) -> list[tuple[str, str]]:
         return []
     data, k = site.node.input
     k64 = b.cast(k, TensorProto.INT64)
-    value = b.reduce("ReduceSum", k64)
+    value = b.first(k64)
     dim = b.add("Gather", [b.add("Shape", [data]), b.const(np.int64(_axis(site)))])
     one = b.const(np.int64(1))
     in_range = b.all_of([
         b.add("Equal", [b.add("Size", [k]), one]),
         b.add("Not", [b.add("Less", [value, one])]),
-        b.add("Not", [b.add("Greater", [value, dim])]),
+        b.add("Not", [b.exceeds(value, dim)]),
     ])
     result = [(in_range, "k must be a single integer in [1, data.shape[axis]] (ONNX TopK would give empty "
                          "outputs for k=0)")]
     if site.attrs["index_element_type"] == "i32":
-        fits = b.add("Not", [b.add("Greater", [dim, b.const(np.int64(INT32_MAX + 1))])])
+        fits = b.add("Not", [b.exceeds(dim, b.const(np.int64(INT32_MAX + 1)))])
         result.append((fits, "the axis is too long for int32 indices (index_element_type='i32')"))
     return result
 
