@@ -177,3 +177,21 @@ def test_valid_inputs_past_2_24_are_exact_in_every_runtime(tmp_path, runtime):
     assert child.status == 0, child.describe()
     assert lines == [f"RETURNED {[[[1.0, 2.0 ** 24]]]}", f"RETURNED {[[0.0, 0.0, 0.0, 9.0]]}",
                      f"RETURNED {[[9.0, 0.0, 0.0, 0.0]]}"], lines
+
+
+@pytest.mark.slow  # a sort of 2**24 elements: about 10 s in OpenVINO
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_top_k_past_2_24_is_exact_in_every_runtime(tmp_path, runtime):
+    """TopK k = 2**24 + 1 of 2**24 + 3 elements, all 0 but the last (1): the 1, then the zeros
+    in index order. OpenVINO 2026.4.1 compared each zero's place among the k with k as float32,
+    chose too few and failed in a Reshape."""
+    n = 2**24 + 3
+    k = n - 2
+    feeds = f"[np.concatenate([np.zeros({n - 1}, np.float32), np.ones(1, np.float32)])[None]]"
+    runs = [(_standalone(tmp_path, _top_k(k)), feeds)]
+    show = "np.array([o.size, o.ravel()[0], o.ravel()[-1], o.ravel()[1:].astype(np.float64).sum()])"
+    [last], child = _last_lines(runtime, runs, show=show)
+    assert child.status == 0, child.describe()
+    indices_after_the_one = sum(range(k - 1))  # 0, 1, ..., k - 2
+    want = [[k, 1, 0, 0], [k, n - 1, k - 2, indices_after_the_one]]  # size, first, last, sum of all but the first
+    assert last == f"RETURNED {[[float(v) for v in row] for row in want]}", last
