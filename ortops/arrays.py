@@ -1,5 +1,6 @@
-"""The one home of array comparison: NaN-aware and bitwise equality, closeness within a
-dtype's tolerance, the first difference, and arrays printed or made JSON-ready. Every judge
+"""The one home of array comparison: NaN-aware and bitwise equality, a dtype's tolerance (for
+``ortops compare``'s defaults and the tests of ortops' own float sums), the first difference,
+and arrays printed or made JSON-ready. Every judge
 (conformance, the OpenVINO and ncnn oracles, ``ortops compare``'s node audit) uses these."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["equal", "bitwise_equal", "same", "bitwise_same", "close", "tolerance", "has_nan", "has_ties", "describe_difference",
+__all__ = ["equal", "bitwise_equal", "same", "bitwise_same", "tolerance", "has_nan", "has_ties", "describe_difference",
            "first_difference", "short", "order_ranks", "preview", "jsonable", "PREVIEW_ITEMS"]
 
 #: Arrays up to this many elements are printed whole; larger ones as dtype, shape and their
@@ -50,22 +51,6 @@ def tolerance(dtype) -> tuple[float, float]:
     """(rtol, atol) for computed floats of ``dtype``; integers compare exactly (0, 0)."""
     return {np.dtype(np.float32): (1e-6, 1e-6), np.dtype(np.float64): (1e-12, 1e-12),
             np.dtype(np.float16): (1e-3, 1e-3)}.get(np.dtype(dtype), (0.0, 0.0))
-
-
-def close(got, want, dtype=None) -> bool:
-    """Exactly equal (:func:`same`), or floats within the tolerance of ``dtype`` (default:
-    ``got``'s), compared in float64 when the dtypes differ or are narrower than float32."""
-    got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape:
-        return False
-    if same(got, want):
-        return True
-    rtol, atol = tolerance(got.dtype if dtype is None else dtype)
-    if got.dtype.kind != "f" or not (rtol or atol):
-        return False
-    if got.dtype != want.dtype or got.dtype.itemsize < 4:
-        got, want = got.astype(np.float64), want.astype(np.float64)
-    return bool(np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
 
 
 def has_nan(a) -> bool:

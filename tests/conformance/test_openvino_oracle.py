@@ -102,6 +102,43 @@ def test_the_integer_mean_evidence_fails_when_openvino_answers_otherwise(monkeyp
     assert "-2" in check.detail and "-4" in check.detail
 
 
+def test_a_float_one_step_off_is_not_agree(monkeypatch):
+    """Floats compare exactly: OpenVINO's answer one float32 step from ortops' (where no
+    accumulation order can explain it: one update per element) is unexplained, not agree."""
+    case = scatter_case(np.array([2, 3], np.float32), [0, 1], np.array([1, 2], np.float32), reduction="sum")
+    off = np.nextafter(np.float32(3), np.float32(4))
+    monkeypatch.setattr(oracle, "_run_openvino", lambda case, inputs=None: [np.array([off, 5], np.float32)])
+    assert verdict(case).status == "unexplained"
+
+
+def test_the_standalone_float_mean_is_explained_by_the_reciprocal_only():
+    """The standalone composition's mean in OpenVINO: sum * (1 / count), two float32 roundings
+    (5 / 3 is 1.6666666; 5 * (1 / 3) is 1.6666667). The judge recomputes it bit for bit: an
+    answer one step further is not explained."""
+    from ortops.ops.scatter_elements_update.judge import OPENVINO as SCATTER
+
+    case = scatter_case(np.array([2], np.float32), [0, 0], np.array([1, 2], np.float32), reduction="mean")
+    want = [np.array([np.float32(5) / np.float32(3)])]
+    reciprocal = np.float32(5) * (np.float32(1) / np.float32(3))
+    assert reciprocal != want[0][0]
+    check = SCATTER.explain_standalone(case, [np.array([reciprocal])], want)
+    assert check is not None and check.status == "explained" and topic_of(check) == "float-accumulation", check
+    assert "1/count" in check.detail, check.detail
+    further = np.nextafter(reciprocal, np.float32(2))
+    assert SCATTER.explain_standalone(case, [np.array([further])], want) is None
+
+
+def test_the_standalone_float_mean_in_openvino_agrees_or_is_explained():
+    from ortops.conformance.lowering import judge_openvino as judge_standalone
+
+    case = scatter_case(np.array([2], np.float32), [0, 0], np.array([1, 2], np.float32), reduction="mean")
+    (check,) = judge_standalone(case)
+    # OpenVINO 2026.4.1 returns 1.6666667; a release that divides exactly would agree.
+    assert check.status in ("agree", "explained"), check
+    if check.status == "explained":
+        assert topic_of(check) == "float-accumulation" and "1/count" in check.detail, check
+
+
 def test_a_wrong_selection_is_unexplained(monkeypatch):
     case = top_k_case(np.array([5, 3, 1, 2], np.float32), 2)
     monkeypatch.setattr(oracle, "_run_openvino",
