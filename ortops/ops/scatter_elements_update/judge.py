@@ -429,12 +429,22 @@ def _trunc_div(total: int, count: int) -> int:
     return -q if total < 0 else q
 
 
+def _float32_floor_div(total: int, count: int) -> int:
+    """The composition's floor ``(total - Mod(total, count)) / count`` as OpenVINO's CPU plugin
+    computes integer ``Mod`` and ``Div``: in float32 (``Mod`` floors, ``Div`` truncates), the
+    ``Sub`` in int32."""
+    s, c = np.float32(total), np.float32(count)
+    remainder = int(s - np.floor(s / c) * c)
+    return int(np.trunc(np.float32(wrap(total - remainder, np.dtype(np.int32))) / c))
+
+
 def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool = False,
                 reciprocal: bool = False) -> np.ndarray:
     """ScatterElementsUpdate computed sequentially in row-major order of ``indices``, as
     OpenVINO's CPU plugin and ORT's ScatterElements do: inputs converted to ``work`` (int32
     wraps, float32 rounds), each update combined in ``work`` (integers wrap when ``wrapping``,
-    else exact), the integer mean divided by ``mean`` ("trunc" toward zero or "floor"), the
+    else exact), the integer mean divided by ``mean`` ("trunc" toward zero, "floor", or
+    "float32": :func:`_float32_floor_div`), the
     float mean divided by the count, or with ``reciprocal`` multiplied by its reciprocal (two
     roundings: OpenVINO's CPU ``Divide``, which the standalone composition's mean meets), float
     max/min as the CPU plugin's ``u > acc ? u : acc`` (a NaN update never wins) or, with
@@ -471,12 +481,15 @@ def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool =
                        "min": lambda: acc if (acc < v if keep_acc else not v < acc) else v}[reduction]()
         if reduction == "mean":
             if is_int:
-                acc = _trunc_div(acc, count) if mean == "trunc" else acc // count
+                acc = {"trunc": _trunc_div, "float32": _float32_floor_div}.get(mean, int.__floordiv__)(acc, count)
             elif reciprocal:
                 acc = acc * (work.type(1) / work.type(count))
             else:
                 acc = acc / work.type(count)
         out[target] = wrap(acc, work) if is_int else acc
+    if reduction == "mean" and mean == "float32":  # the composition divides every element, untouched ones by 1
+        for untouched in zip(*np.nonzero(_counts(case) == 0)):
+            out[untouched] = wrap(_float32_floor_div(int(out[untouched]), 1), work)
     with np.errstate(all="ignore"):
         return out.astype(data.dtype)
 
@@ -536,12 +549,23 @@ def _openvino_explain(case: Case, got, want, ov=None) -> Check | None:
 def _explain_standalone(case: Case, got, want) -> Check | None:
     """The standalone lowering run in OpenVINO (it ends in ONNX ScatterElements, which OpenVINO
     runs as its own ScatterElementsUpdate): the CPU plugin's known behaviours of
-    :func:`_openvino_explain`, and for a float mean the composition's ``Div``, which the plugin
-    computes as a product with the reciprocal (two float32 roundings)."""
+    :func:`_openvino_explain`; for a float mean the composition's ``Div``, which the plugin
+    computes as a product with the reciprocal (two float32 roundings); for an integer mean the
+    composition's int64 sum in int32 and its ``Mod`` and ``Div`` in float32."""
     explained = _openvino_explain(case, got, want)
     dtype = case.inputs["data"].dtype
-    if explained is not None or dtype.kind != "f" or case.attrs.get("reduction") != "mean":
+    if explained is not None or case.attrs.get("reduction") != "mean":
         return explained
+    if dtype.kind in "iu":
+        simulated = _sequential(case, np.int32, wrapping=True, mean="float32")
+        if not _openvino_matches(case, got, [simulated])[0]:
+            return None
+        return verdict("openvino", "explained", "int32-narrowing", reason("int32-narrowing", "openvino", case.op),
+                       f"{first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)}; OpenVINO's answer equals "
+                       "the composition as its CPU plugin computes it: the int64 sum in int32 (wrapping), its "
+                       f"integer Mod and Div in float32: {short(got)}")
+    if dtype.kind != "f":
+        return None
     topic = "float64-precision" if dtype == np.float64 else "float-accumulation"
     simulated = _sequential(case, np.float32 if dtype == np.float64 else dtype, wrapping=True, mean="trunc",
                             reciprocal=True)
