@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-__all__ = ["PORTABLE", "PAIRWISE_MAX", "best", "pairwise", "positions", "prefiltered", "finite", "dim"]
+__all__ = ["PORTABLE", "PAIRWISE_MAX", "WIDE_INTS", "wide_int", "best", "pairwise", "positions", "prefiltered", "finite", "dim"]
 
 #: Key types widened (exactly) before the selection, to the types every runtime compares,
 #: reduces and sorts (ORT's Greater/Equal/ReduceMin/TopK lack some small integer types).
@@ -66,13 +66,42 @@ def _total(b, x: str, axis: int) -> str:
     return _slice(b, running, -1, _INT64_MAX, axis)
 
 
+#: The key types whose values a runtime may compare inexactly, and so compared by
+#: :func:`_compare`: OpenVINO 2026.4.1's CPU plugin compares int32 and int64 as float32, which
+#: holds them exactly only up to 2**24 (the narrower integer types are widened to int32 here, and
+#: hold at most 2**16).
+WIDE_INTS = {TensorProto.INT32: np.int32, TensorProto.INT64: np.int64}
+
+
+def wide_int(elem: int, key_elem: int):
+    """The NumPy type :func:`best` and :func:`pairwise` take as ``integer`` for data of ONNX type
+    ``elem`` compared as ``key_elem``: the key's type when the data may pass 2**24, else None."""
+    return WIDE_INTS.get(key_elem) if elem in (TensorProto.INT32, TensorProto.INT64, TensorProto.UINT32) else None
+
+
+def _compare(b, op: str, x: str, y: str, integer) -> str:
+    """``op`` (``Greater``, ``Less`` or ``Equal``) of ``x`` and ``y``. For ``integer`` keys (their
+    NumPy type; None for others): from their signs and, where the signs agree, the sign of their
+    difference (which cannot overflow there), each compared with 0, which float32 does exactly."""
+    if integer is None:
+        return b.add(op, [x, y])
+    zero = b.const(np.zeros((), integer))
+    x_negative, y_negative = b.add("Less", [x, zero]), b.add("Less", [y, zero])
+    same_sign = b.add("Equal", [x_negative, y_negative])
+    by_difference = b.add("And", [same_sign, b.add(op, [b.add("Sub", [x, y]), zero])])
+    if op == "Equal":
+        return by_difference
+    first, second = (y_negative, x_negative) if op == "Greater" else (x_negative, y_negative)
+    return b.add("Or", [b.add("And", [first, b.add("Not", [second])]), by_difference])
+
+
 def _slice(b, x: str, start: int, end: int, axis: int) -> str:
     return b.add("Slice", [x, *(b.const(np.array([v], np.int64)) for v in (start, end, axis))])
 
 
 def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: bool = False,
          k_static: int | None = None, dtype=np.float32, rank: int | None = None,
-         bounded: bool = False) -> tuple[str, str]:
+         bounded: bool = False, integer=None) -> tuple[str, str]:
     """(values, int64 indices) of the k best elements of every slice of ``key`` along ``axis``:
     by value (descending for ``largest``, ascending otherwise), the lower index first among
     equal values (-0.0 == +0.0), or in ascending index order with ``by_index``; whatever order
@@ -82,7 +111,9 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
     in [1, dim] (``k_static`` its value when constant); ``nan``: ``key`` may hold NaN, which
     ranks above +inf, all NaNs equal (without it, NaN must not occur); ``dtype`` the NumPy
     float type of ``key`` when ``nan``; ``rank`` the rank of ``key`` when known; ``bounded``:
-    the k best of every slice are finite (a cheaper k-th value).
+    the k best of every slice are finite (a cheaper k-th value); ``integer``: the NumPy type of an
+    integer ``key`` whose values may pass 2**24 (:func:`wide_int`), compared exactly by
+    :func:`_compare` (and never ``bounded``).
     """
     if nan:
         is_nan = b.add("IsNaN", [key])
@@ -90,7 +121,7 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
         finite = b.add("Where", [is_nan, b.const(np.array(np.inf, dtype)), key])
     else:
         is_nan, finite = None, key
-    chosen = _chosen(b, finite, is_nan, k, axis, largest, k_static, bounded)
+    chosen = _chosen(b, finite, is_nan, k, axis, largest, k_static, bounded and integer is None, integer)
     if k_static == 1:  # one element: its index is the sum of the chosen positions
         zero = b.const(np.int64(0))
         index = _total(b, b.add("Where", [chosen, positions(b, key, axis), zero]), axis)
@@ -100,7 +131,7 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
         return b.add("GatherElements", [key, index], axis=axis), index
     stand_in = b.add("GatherElements", [finite, index], axis=axis)
     sorted_values, slot = b.add("TopK", [stand_in, k], 2, axis=axis, largest=largest, sorted=1)
-    group = _groups(b, sorted_values, axis)
+    group = _groups(b, sorted_values, axis, integer)
     if nan:  # NaN and +inf share a group: NaN first for largest, after the real +inf otherwise
         nan_here = b.add("GatherElements", [b.cast(is_nan, TensorProto.INT64), index], axis=axis)
         nan_slot = b.add("GatherElements", [nan_here, slot], axis=axis)
@@ -111,13 +142,13 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
     return b.add("GatherElements", [key, index], axis=axis), index
 
 
-def _groups(b, sorted_values: str, axis: int) -> str:
+def _groups(b, sorted_values: str, axis: int, integer=None) -> str:
     """The groups of equal values of ``sorted_values`` (sorted along ``axis``; their members'
     order is the runtime's), int64, numbered by a running count of the places where the value
     changes."""
     previous = b.add("Concat", [_slice(b, sorted_values, 0, 1, axis), _slice(b, sorted_values, 0, -1, axis)],
                      axis=axis)
-    return _count(b, b.add("Not", [b.add("Equal", [sorted_values, previous])]), axis, exclusive=0)
+    return _count(b, b.add("Not", [_compare(b, "Equal", sorted_values, previous, integer)]), axis, exclusive=0)
 
 
 def _order(b, group: str, slot: str, width: str, k: str, axis: int) -> str:
@@ -128,7 +159,7 @@ def _order(b, group: str, slot: str, width: str, k: str, axis: int) -> str:
 
 
 def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int, k_static: int | None,
-            bounded: bool = False) -> str:
+            bounded: bool = False, integer=None) -> str:
     """Boolean, in the shape of ``finite``: the element is one of the k best of its slice;
     ``bounded``: the k best of every slice are finite numbers."""
     if bounded and k_static != 1:
@@ -143,8 +174,8 @@ def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int,
         values, _ = b.add("TopK", [finite, k], 2, axis=axis, largest=largest, sorted=1)
         kth = values if k_static == 1 else \
             b.add("Gather", [values, b.add("Sub", [k, b.const(np.array([1], np.int64))])], axis=axis)
-    better = b.add("Greater" if largest else "Less", [finite, kth])
-    equal = b.add("Equal", [finite, kth])
+    better = _compare(b, "Greater" if largest else "Less", finite, kth, integer)
+    equal = _compare(b, "Equal", finite, kth, integer)
     # How many are better; each equal one's place among the k is that plus the equal ones before
     # it. In the prefilter (bounded) a ReduceSum, added, not subtracted: OpenVINO fused `k - sum`
     # wrongly (see _total), and the prefilter's tests run rank-3 inputs there.
@@ -287,12 +318,12 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
 
 
 def pairwise(b, key: str, k: str, n: int, rank: int, largest: int, *, nan: bool, by_index: bool = False,
-             dtype=np.float32) -> tuple[str, str]:
+             dtype=np.float32, integer=None) -> tuple[str, str]:
     """:func:`best` along the last axis of static length ``n`` (at most :data:`PAIRWISE_MAX`)
     by comparing every pair: each element's place in the order is the number of elements that
     come before it (better, or equal with a lower index), a permutation of 0..n-1, so a TopK
     over it has distinct keys. Fewer nodes than :func:`best` (for tiny inputs, where each node's
-    cost counts); ``nan``: NaN may occur and ranks above +inf."""
+    cost counts); ``nan``: NaN may occur and ranks above +inf; ``integer`` as for :func:`best`."""
     def unsqueeze(x, axis):
         if b.opset >= 13:
             return b.add("Unsqueeze", [x, b.const(np.array([axis], np.int64))])
@@ -306,8 +337,8 @@ def pairwise(b, key: str, k: str, n: int, rank: int, largest: int, *, nan: bool,
     else:
         finite = key
     mine, theirs = unsqueeze(finite, rank), unsqueeze(finite, rank - 1)  # [..., i, 1], [..., 1, j]
-    better = b.add(compare, [theirs, mine])
-    equal = b.add("Equal", [theirs, mine])
+    better = _compare(b, compare, theirs, mine, integer)
+    equal = _compare(b, "Equal", theirs, mine, integer)
     if nan:  # NaN and +inf compare equal here: NaN before +inf for largest, after it otherwise
         nan_mine, nan_theirs = unsqueeze(is_nan, rank), unsqueeze(is_nan, rank - 1)
         first, second = (nan_theirs, nan_mine) if largest else (nan_mine, nan_theirs)

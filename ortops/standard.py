@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from .portable import PORTABLE, best, dim
+from .portable import PORTABLE, best, dim, wide_int
 
 __all__ = ["OP_TYPES", "OPSET", "NotRewritable", "module", "attributes", "raised"]
 
@@ -146,7 +146,8 @@ class _TopK:
         one = b.const(np.array([1], np.int64))
         used = k if static is not None else b.add("Where", [b.add("Less", [k, one]), one, k])  # k=0: cut below
         _, indices = best(b, key, used, axis, attrs["largest"], nan=elem in _FLOATS, k_static=static,
-                          dtype=_FLOATS.get(elem, np.float32), rank=site.ranks[0])
+                          dtype=_FLOATS.get(elem, np.float32), rank=site.ranks[0],
+                          integer=wide_int(site.elem_types[0], elem))
         if static is None:
             indices = b.add("Slice", [indices, b.const(np.array([0], np.int64)), k,
                                       b.const(np.array([axis], np.int64))])
@@ -180,7 +181,7 @@ class _Arg:
             key = b.add("Slice", [key, *(b.const(np.array([v], np.int64)) for v in (-1, -(2 ** 63), axis, -1))])
         one = b.const(np.array([1], np.int64))
         _, index = best(b, key, one, axis, self.largest, nan=elem in _FLOATS, k_static=1,
-                        dtype=_FLOATS.get(elem, np.float32))
+                        dtype=_FLOATS.get(elem, np.float32), integer=wide_int(site.elem_types[0], elem))
         if last:
             index = b.add("Sub", [b.add("Sub", [dim(b, key, axis), one]), index])
         if not site.attrs["keepdims"]:

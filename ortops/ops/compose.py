@@ -28,14 +28,16 @@ _KEYS: dict[int, str] = {}
 
 
 def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.float32, *, by_index: bool = False,
-           k_static: int | None = None, rank: int | None = None) -> tuple[str, str]:
+           k_static: int | None = None, rank: int | None = None, integer=None) -> tuple[str, str]:
     """(values, int64 indices) of the first k of a stable sort of ``key`` along ``axis``
     (descending for ``largest``), ortops' order; ``nan``: ``key`` may hold NaN, which ranks
     above +inf (all NaNs equal); ``dtype`` is the NumPy dtype of ``key``. ``by_index`` (only
     for a standalone builder, which uses :func:`ortops.portable.best`): in ascending index
-    order instead; ``k_static``: k's value when it is a constant; ``rank``: ``key``'s rank."""
+    order instead; ``k_static``: k's value when it is a constant; ``rank``: ``key``'s rank;
+    ``integer``: for a standalone builder, :func:`ortops.portable.best`'s."""
     if not b.guarded:
-        return best(b, key, k, axis, largest, nan=nan, by_index=by_index, k_static=k_static, dtype=dtype, rank=rank)
+        return best(b, key, k, axis, largest, nan=nan, by_index=by_index, k_static=k_static, dtype=dtype, rank=rank,
+                    integer=integer)
     if not nan:
         values, indices = b.add("TopK", [key, k], 2, axis=axis, largest=largest, sorted=1)
         return values, indices

@@ -39,7 +39,7 @@ from onnx import TensorProto
 
 from ...checks import INT32_MAX
 from ...lowering import ERRORS_TRANSLATED, NotLowerable
-from ...portable import PAIRWISE_MAX, PORTABLE, finite, pairwise, prefiltered
+from ...portable import PAIRWISE_MAX, PORTABLE, finite, pairwise, prefiltered, wide_int
 from ..compose import NAN_ORDER, no_nan, positions, select
 from . import prefilter
 
@@ -220,9 +220,16 @@ def _block(site, portable: bool = False) -> int | None:
         return None
     if _widened(site.elem_types[0], portable) not in prefilter.REDUCIBLE:
         return None
+    if portable and _integer(site) is not None:  # OpenVINO reduces int32 in float32 (docs/lowering.md)
+        return None
     batch = math.prod(shape[:-1]) if all(d is not None for d in shape[:-1]) else None
     forced = prefilter.RULE.force is not None  # tests and the cost-model script force every path
     return prefilter.block_size(shape[-1], k, batch, PORTABLE_RULE if portable and not forced else None)
+
+
+def _integer(site):
+    """The standalone composition's ``integer`` key type (:func:`ortops.portable.wide_int`)."""
+    return wide_int(site.elem_types[0], _widened(site.elem_types[0], True))
 
 
 def _widened(elem: int, portable: bool) -> int:
@@ -293,7 +300,8 @@ def _compose(b, site, nan: bool) -> list[str]:
         return [values, indices]
     if _pairwise(b, site):
         values, indices = pairwise(b, key, _k(b, site), site.shapes[0][axis], site.ranks[0], largest,
-                                   nan=site.elem_types[0] in _FLOATS, by_index=by_index, dtype=dtype)
+                                   nan=site.elem_types[0] in _FLOATS, by_index=by_index, dtype=dtype,
+                                   integer=_integer(site))
     elif block is not None and not b.guarded:
         elem = _widened(site.elem_types[0], True)
         values, indices = prefiltered(b, key, static, site.shapes[0][-1], block, site.ranks[0],
@@ -304,7 +312,7 @@ def _compose(b, site, nan: bool) -> list[str]:
                                             largest, by_index)
     elif not b.guarded:
         values, indices = select(b, key, _k(b, site), axis, largest, nan, dtype, by_index=by_index, k_static=static,
-                                 rank=site.ranks[0])
+                                 rank=site.ranks[0], integer=_integer(site))
     elif by_index and not nan and UNSORTED_SET in site.assume:  # the set, then by index: no sort by value
         k = _k(b, site)
         values, indices = b.add("TopK", [key, k], 2, axis=axis, largest=largest, sorted=0)
