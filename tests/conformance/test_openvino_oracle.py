@@ -164,6 +164,32 @@ def test_the_standalone_integer_mean_in_openvino_agrees_or_is_explained():
         assert topic_of(check) == "int32-narrowing" and "Mod and Div in float32" in check.detail, check
 
 
+def _narrowed_max_case():
+    return scatter_case(np.array([5, 7], np.uint32), [0], np.array([3_000_000_000], np.uint32), reduction="max",
+                        use_init_val=0)
+
+
+def test_the_standalone_narrowed_identity_is_explained_only_by_its_recomputation():
+    """uint32 max with use_init_val=0: the composition starts the target from uint32's identity,
+    0, and OpenVINO computes uint32 in int32, where 3,000,000,000 is negative: max(0, it) = 0."""
+    from ortops.ops.scatter_elements_update.judge import OPENVINO as SCATTER
+
+    case, want = _narrowed_max_case(), [np.array([3_000_000_000, 7], np.uint32)]
+    check = SCATTER.explain_standalone(case, [np.array([0, 7], np.uint32)], want)
+    assert check is not None and topic_of(check) == "int32-narrowing" and "identity" in check.detail, check
+    assert SCATTER.explain_standalone(case, [np.array([1, 7], np.uint32)], want) is None
+
+
+def test_the_standalone_narrowed_identity_in_openvino_agrees_or_is_explained():
+    from ortops.conformance.lowering import judge_openvino as judge_standalone
+
+    (check,) = judge_standalone(_narrowed_max_case())
+    # OpenVINO 2026.4.1 returns [0, 7]; one computing uint32 exactly would agree.
+    assert check.status in ("agree", "explained"), check
+    if check.status == "explained":
+        assert topic_of(check) == "int32-narrowing" and "identity" in check.detail, check
+
+
 def test_a_wrong_selection_is_unexplained(monkeypatch):
     case = top_k_case(np.array([5, 3, 1, 2], np.float32), 2)
     monkeypatch.setattr(oracle, "_run_openvino",

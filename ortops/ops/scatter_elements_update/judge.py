@@ -439,7 +439,7 @@ def _float32_floor_div(total: int, count: int) -> int:
 
 
 def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool = False,
-                reciprocal: bool = False) -> np.ndarray:
+                reciprocal: bool = False, identity=None) -> np.ndarray:
     """ScatterElementsUpdate computed sequentially in row-major order of ``indices``, as
     OpenVINO's CPU plugin and ORT's ScatterElements do: inputs converted to ``work`` (int32
     wraps, float32 rounds), each update combined in ``work`` (integers wrap when ``wrapping``,
@@ -448,8 +448,10 @@ def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool =
     float mean divided by the count, or with ``reciprocal`` multiplied by its reciprocal (two
     roundings: OpenVINO's CPU ``Divide``, which the standalone composition's mean meets), float
     max/min as the CPU plugin's ``u > acc ? u : acc`` (a NaN update never wins) or, with
-    ``keep_acc``, ORT's ``acc > u ? acc : u`` (a NaN survives or vanishes by operand order),
-    the result converted back to the case's dtype."""
+    ``keep_acc``, ORT's ``acc > u ? acc : u`` (a NaN survives or vanishes by operand order);
+    with ``use_init_val=0`` each target starts from the reduction's identity in ``work``, or in
+    the NumPy type ``identity`` converted to ``work``; the result converted back to the case's
+    dtype."""
     data, updates = case.inputs["data"], case.inputs["updates"]
     reduction, use_init = case.attrs.get("reduction", "none"), case.attrs.get("use_init_val", 1)
     work = np.dtype(work)
@@ -465,7 +467,9 @@ def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool =
             combine = {"sum": any, "max": any, "prod": all, "min": all}[reduction]
             out[target] = combine(([bool(out[target])] if use_init else []) + [bool(v) for v in values])
             continue
-        acc = out[target] if use_init else reduction_identity(reduction, work)
+        start = reduction_identity(reduction, work) if identity is None else \
+            to_work(np.array(reduction_identity(reduction, np.dtype(identity)), identity), work)[()]
+        acc = out[target] if use_init else start
         acc = int(acc) if is_int else work.type(acc)
         count = 1 if use_init else 0
         for v in values:
@@ -546,35 +550,44 @@ def _openvino_explain(case: Case, got, want, ov=None) -> Check | None:
     return None
 
 
+def _standalone_hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.ndarray]]]:
+    """(topic, what it recomputes, recompute) for how OpenVINO's CPU plugin computes the
+    standalone composition, beyond :func:`_hypotheses`."""
+    dtype = case.inputs["data"].dtype
+    reduction, use_init = case.attrs.get("reduction", "none"), case.attrs.get("use_init_val", 1)
+    if reduction == "mean" and dtype.kind in "iu":
+        what = ("the composition as the plugin computes it: the int64 sum in int32 (wrapping), its integer Mod and "
+                "Div in float32")
+        return [("int32-narrowing", what, lambda: _sequential(case, np.int32, wrapping=True, mean="float32"))]
+    if reduction == "mean" and dtype.kind == "f":
+        work = np.dtype(np.float32) if dtype == np.float64 else dtype
+        topic = "float64-precision" if dtype == np.float64 else "float-accumulation"
+        what = f"its arithmetic simulated in order: the sum in {work}, one rounding per update, then times 1/count " \
+               "(its Divide)"
+        return [(topic, what, lambda: _sequential(case, work, wrapping=True, mean="trunc", reciprocal=True))]
+    if reduction in ("min", "max") and not use_init and dtype in (np.int64, np.uint32, np.uint64):
+        topic = "uint64" if dtype == np.uint64 else "int32-narrowing"
+        what = f"the plugin's int32 arithmetic from the composition's identity, {dtype}'s {reduction} identity " \
+               "narrowed to int32"
+        return [(topic, what, lambda: _sequential(case, np.int32, wrapping=True, mean="trunc", identity=dtype))]
+    return []
+
+
 def _explain_standalone(case: Case, got, want) -> Check | None:
     """The standalone lowering run in OpenVINO (it ends in ONNX ScatterElements, which OpenVINO
     runs as its own ScatterElementsUpdate): the CPU plugin's known behaviours of
-    :func:`_openvino_explain`; for a float mean the composition's ``Div``, which the plugin
-    computes as a product with the reciprocal (two float32 roundings); for an integer mean the
-    composition's int64 sum in int32 and its ``Mod`` and ``Div`` in float32."""
+    :func:`_openvino_explain`, and how it computes the composition (:func:`_standalone_hypotheses`:
+    a float mean's ``Div`` as a product with the reciprocal; an integer mean's int64 sum in
+    int32 and its ``Mod`` and ``Div`` in float32; a narrowed identity with ``use_init_val=0``)."""
     explained = _openvino_explain(case, got, want)
-    dtype = case.inputs["data"].dtype
-    if explained is not None or case.attrs.get("reduction") != "mean":
+    if explained is not None:
         return explained
-    if dtype.kind in "iu":
-        simulated = _sequential(case, np.int32, wrapping=True, mean="float32")
-        if not _openvino_matches(case, got, [simulated])[0]:
-            return None
-        return verdict("openvino", "explained", "int32-narrowing", reason("int32-narrowing", "openvino", case.op),
-                       f"{first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)}; OpenVINO's answer equals "
-                       "the composition as its CPU plugin computes it: the int64 sum in int32 (wrapping), its "
-                       f"integer Mod and Div in float32: {short(got)}")
-    if dtype.kind != "f":
-        return None
-    topic = "float64-precision" if dtype == np.float64 else "float-accumulation"
-    simulated = _sequential(case, np.float32 if dtype == np.float64 else dtype, wrapping=True, mean="trunc",
-                            reciprocal=True)
-    if not _openvino_matches(case, got, [simulated])[0]:
-        return None
-    return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
-                   f"{first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)}; OpenVINO's answer equals its "
-                   f"arithmetic simulated in order: the sum in {'float32' if dtype == np.float64 else dtype}, one "
-                   f"rounding per update, then times 1/count (its Divide): {short(got)}")
+    for topic, what, recompute in _standalone_hypotheses(case):
+        if _openvino_matches(case, got, [recompute()])[0]:
+            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
+                           f"{first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)}; OpenVINO's answer "
+                           f"equals {what}: {short(got)}")
+    return None
 
 
 #: How OpenVINO's answer is judged (:class:`ortops.conformance.contracts.OpenVinoJudge`).
