@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-__all__ = ["PORTABLE", "PAIRWISE_MAX", "WIDE_INTS", "wide_int", "best", "pairwise", "positions", "prefiltered", "finite", "dim"]
+__all__ = ["PORTABLE", "PAIRWISE_MAX", "wide_int", "best", "pairwise", "positions", "prefiltered", "finite", "dim"]
 
 #: Key types widened (exactly) before the selection, to the types every runtime compares,
 #: reduces and sorts (ORT's Greater/Equal/ReduceMin/TopK lack some small integer types).
@@ -70,13 +70,13 @@ def _total(b, x: str, axis: int) -> str:
 #: :func:`_compare`: OpenVINO 2026.4.1's CPU plugin compares int32 and int64 as float32, which
 #: holds them exactly only up to 2**24 (the narrower integer types are widened to int32 here, and
 #: hold at most 2**16).
-WIDE_INTS = {TensorProto.INT32: np.int32, TensorProto.INT64: np.int64}
+_WIDE_INTS = {TensorProto.INT32: np.int32, TensorProto.INT64: np.int64}
 
 
 def wide_int(elem: int, key_elem: int):
     """The NumPy type :func:`best` and :func:`pairwise` take as ``integer`` for data of ONNX type
     ``elem`` compared as ``key_elem``: the key's type when the data may pass 2**24, else None."""
-    return WIDE_INTS.get(key_elem) if elem in (TensorProto.INT32, TensorProto.INT64, TensorProto.UINT32) else None
+    return _WIDE_INTS.get(key_elem) if elem in (TensorProto.INT32, TensorProto.INT64, TensorProto.UINT32) else None
 
 
 def _compare(b, op: str, x: str, y: str, integer) -> str:
