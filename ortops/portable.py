@@ -122,9 +122,9 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
     else:
         is_nan, finite = None, key
     chosen = _chosen(b, finite, is_nan, k, axis, largest, k_static, bounded and integer is None, integer)
-    if k_static == 1:  # one element: its index is the sum of the chosen positions
-        zero = b.const(np.int64(0))
-        index = _total(b, b.add("Where", [chosen, positions(b, key, axis), zero]), axis)
+    if k_static == 1:  # one element: the one maximum of the mask. Not Where(chosen, positions): OpenVINO
+        # 2026.4.1 fuses it with the float comparisons before it and rounds the positions to float32.
+        index = b.add("ArgMax", [b.cast(chosen, TensorProto.INT32)], axis=axis, keepdims=1)
         return b.add("GatherElements", [key, index], axis=axis), index
     index = _compact(b, chosen, k, key, axis, rank)  # ascending index order
     if by_index:

@@ -157,28 +157,6 @@ def test_no_bad_input_crashes_the_child(outcomes, runtime):
     assert child.status == 0, child.describe()  # no crash, no abort
 
 
-@pytest.mark.parametrize("runtime", RUNTIMES)
-def test_valid_inputs_past_2_24_are_exact_in_every_runtime(tmp_path, runtime):
-    """The checks reject only what they must, and the answers past 2**24 are exact, in both
-    runtimes. OpenVINO 2026.4.1 compares integers as float32 and rounded ``Size - 1`` to
-    float32: it returned [0, 2**24 - 1] for the ArgMax below and rejected the scatter index
-    2**24 for d = 2**24 + 1.
-
-    * ArgMax topk=2 of [0, 2, 0, ..., 0, -1] (2**24 + 2 elements) selects 1, then of the equal
-      zeros the highest index, 2**24 (exact in float32).
-    * ScatterElementsUpdate on 2**24 + 1 zeros writes 9 at index d - 1 = 2**24, and at -d."""
-    arg_max = ("[np.concatenate([np.array([0, 2], np.float32), np.zeros(2**24 - 1, np.float32), "
-               "np.array([-1], np.float32)])]")
-    scatter = "[np.zeros(2**24 + 1, np.float32), np.array([{}]), np.array([9], np.float32)]"
-    runs = [(_standalone(tmp_path, builder.arg_max_model(1, topk=2), "arg_max"), arg_max),
-            *((_standalone(tmp_path, _scatter("none"), f"scatter{i}"), scatter.format(index))
-              for i, index in enumerate(("2**24", "-(2**24 + 1)")))]
-    lines, child = _last_lines(runtime, runs, show="o.ravel()[[0, 1, -2, -1]] if o.size > 4 else o")
-    assert child.status == 0, child.describe()
-    assert lines == [f"RETURNED {[[[1.0, 2.0 ** 24]]]}", f"RETURNED {[[0.0, 0.0, 0.0, 9.0]]}",
-                     f"RETURNED {[[9.0, 0.0, 0.0, 0.0]]}"], lines
-
-
 def _int32_top_k(k: int, sort: str):
     model = builder.top_k_model(TensorProto.INT32, 2, axis=-1, mode="max", sort=sort)
     model.graph.initializer.append(numpy_helper.from_array(np.array([k], np.int64), "k"))
@@ -188,11 +166,37 @@ def _int32_top_k(k: int, sort: str):
     return model
 
 
-def _onnx_arg(op: str, **attrs):
+def _onnx_arg(op: str, elem: int = TensorProto.INT32, **attrs):
     node = helper.make_node(op, ["x"], ["y"], axis=1, keepdims=0, name=op.lower(), **attrs)
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.INT32, ["n", "d"])],
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", elem, ["n", "d"])],
                               [helper.make_tensor_value_info("y", TensorProto.INT64, ["n"])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_valid_inputs_past_2_24_are_exact_in_every_runtime(tmp_path, runtime):
+    """The checks reject only what they must, and the answers past 2**24 are exact, in both
+    runtimes. OpenVINO 2026.4.1 compares integers as float32 and rounded ``Size - 1`` to
+    float32: it returned [0, 2**24 - 1] for the ArgMax below and rejected the scatter index
+    2**24 for d = 2**24 + 1.
+
+    * ArgMax topk=2 of [0, 2, 0, ..., 0, -1] (2**24 + 2 elements) selects 1, then of the equal
+      zeros the highest index, 2**24 (exact in float32).
+    * ScatterElementsUpdate on 2**24 + 1 zeros writes 9 at index d - 1 = 2**24, and at -d.
+    * ONNX ArgMax (standard=True) of 2**24 + 3 zeros with a 5 at 2**24 + 1 (not a float32):
+      OpenVINO returned 2**24 while the composition took it as the sum of the chosen positions."""
+    arg_max = ("[np.concatenate([np.array([0, 2], np.float32), np.zeros(2**24 - 1, np.float32), "
+               "np.array([-1], np.float32)])]")
+    scatter = "[np.zeros(2**24 + 1, np.float32), np.array([{}]), np.array([9], np.float32)]"
+    runs = [(_standalone(tmp_path, builder.arg_max_model(1, topk=2), "arg_max"), arg_max),
+            *((_standalone(tmp_path, _scatter("none"), f"scatter{i}"), scatter.format(index))
+              for i, index in enumerate(("2**24", "-(2**24 + 1)"))),
+            (_standalone(tmp_path, _onnx_arg("ArgMax", TensorProto.FLOAT), "onnx_arg_max"),
+             "[np.where(np.arange(2**24 + 3) == 2**24 + 1, 5, 0).astype(np.float32)[None]]")]
+    lines, child = _last_lines(runtime, runs, show="o.ravel()[[0, 1, -2, -1]] if o.size > 4 else o")
+    assert child.status == 0, child.describe()
+    assert lines == [f"RETURNED {[[[1.0, 2.0 ** 24]]]}", f"RETURNED {[[0.0, 0.0, 0.0, 9.0]]}",
+                     f"RETURNED {[[9.0, 0.0, 0.0, 0.0]]}", f"RETURNED {[[2**24 + 1]]}"], lines
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
