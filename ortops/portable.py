@@ -191,10 +191,8 @@ def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int,
         before = _total(b, b.cast(first, TensorProto.INT64), axis)
         rank = b.add("Where", [first, _count(b, first, axis), b.add("Add", [before, _count(b, second, axis)])])
         rank = b.add("Add", [rank, ahead])
-    # rank - k against 0, not rank against k: OpenVINO 2026.4.1 compares integers as float32, and
-    # k may pass 2**24 (docs/lowering.md).
-    below_k = b.add("Less", [b.add("Sub", [rank, k]), b.const(np.int64(0))])
-    return b.add("Or", [better, b.add("And", [equal, below_k])])
+    # k > rank as a difference (Builder.exceeds): k may pass 2**24 (docs/lowering.md).
+    return b.add("Or", [better, b.add("And", [equal, b.exceeds(k, rank)])])
 
 
 def _compact(b, chosen: str, k: str, like: str, axis: int, rank: int | None) -> str:

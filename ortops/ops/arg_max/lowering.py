@@ -89,10 +89,10 @@ def _compose(b, site, nan: bool) -> list[str]:
 def _indices_fit(b, flat: str, values: str, topk: int) -> str:
     """True when every selected flat index is at most 2**24, from the values alone, not the
     indices as computed (a runtime that compares integers as float32, as OpenVINO 2026.4.1
-    does, would pass the index 2**24 + 1: docs/lowering.md). In ncnn's order (of equal values, the higher index first) some
-    selected index is above 2**24 iff some element past 2**24 ranks at least as high as the
-    topk-th value, which is order-free: NaN (above +inf) always does, a number when it is >= the
-    topk-th value."""
+    does, would pass the index 2**24 + 1: docs/lowering.md). In ncnn's order (of equal values,
+    the higher index first) some selected index is above 2**24 iff some element past 2**24
+    ranks at least as high as the topk-th value, which is order-free: NaN (above +inf) always
+    does, a number when it is >= the topk-th value."""
     past = (FLOAT32_EXACT_INT_MAX + 1, 2 ** 63 - 1, 0)
     tail = b.add("Slice", [flat, *(b.const(np.array([v], np.int64)) for v in past)])
     kth = b.add("Gather", [values, b.const(np.array([topk - 1], np.int64))])

@@ -446,8 +446,9 @@ def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool =
     else exact), the integer mean divided by ``mean`` ("trunc" toward zero, "floor", or
     "float32": :func:`_float32_floor_div`), the float mean divided by the count, or with
     ``reciprocal`` multiplied by its reciprocal (two roundings: OpenVINO's CPU ``Divide``, which
-    the standalone composition's mean meets), float max/min as the CPU plugin's ``u > acc ? u : acc`` (a NaN update never wins) or, with
-    ``keep_acc``, ORT's ``acc > u ? acc : u`` (a NaN survives or vanishes by operand order);
+    the standalone composition's mean meets), float max/min as the CPU plugin's
+    ``u > acc ? u : acc`` (a NaN update never wins) or, with ``keep_acc``, ORT's
+    ``acc > u ? acc : u`` (a NaN survives or vanishes by operand order);
     with ``use_init_val=0`` each target starts from the reduction's identity in ``work``, or in
     the NumPy type ``identity`` converted to ``work``; the result converted back to the case's
     dtype."""

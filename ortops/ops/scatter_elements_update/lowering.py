@@ -134,9 +134,7 @@ def _in_range(b, site, indices: str, dim: str) -> str:
         high = b.cast(b.reduce("ReduceMax", flat), TensorProto.INT64)
         return b.all_of([b.add("Not", [b.add("Less", [low, b.add("Neg", [dim])])]), b.add("Less", [high, dim])])
     flat = b.cast(flat, TensorProto.INT64) if site.elem_types[1] == TensorProto.INT32 else flat
-    zero = b.const(np.int64(0))
-    inside = b.add("And", [b.add("Not", [b.add("Less", [b.add("Add", [flat, dim]), zero])]),
-                           b.add("Less", [b.add("Sub", [flat, dim]), zero])])
+    inside = b.add("And", [b.add("Not", [b.exceeds(b.add("Neg", [dim]), flat)]), b.exceeds(dim, flat)])
     return b.add("Equal", [b.reduce("ReduceMin", b.cast(inside, TensorProto.INT64)), b.const(np.int64(1))])
 
 
