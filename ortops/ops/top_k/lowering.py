@@ -4,7 +4,8 @@ ONNX TopK-11 with ``sorted=1`` is a stable sort: of equal values (-0.0 and +0.0 
 lower index comes first, for ``largest`` 1 and 0. That is ortops' order, so the fast
 composition is ONNX TopK on the data (integers of a type ORT's TopK lacks are widened first,
 float16/bfloat16 go through float32: both exact), then for ``sort="index"`` a second TopK
-that sorts the selected indices ascending, and a GatherElements of the values (the first
+that sorts the selected indices ascending (padded with a sentinel where that lets ORT run it
+on two threads), and a GatherElements of the values (the first
 TopK unsorted where ORT's ``sorted=0`` selects the same set: ``"topk_unsorted_set"``).
 
 * NaN: ortops ranks NaN above +inf, all NaNs equal; ORT's order of NaN is undefined (it
@@ -247,6 +248,32 @@ def _key(b, site) -> str:
     return b.memo(("cast", data, widened), lambda: b.cast(data, widened))
 
 
+#: ORT's CPU TopK gives a slice of its rows to one more thread for each 2**17 of
+#: (elements × k) (``threads_needed`` in ORT's top_k.cc, 1.x).
+_TOP_K_WORK_PER_THREAD = 2**17
+
+
+def _index_order(b, site, values: str, indices: str, k: str) -> tuple[str, str]:
+    """The k selected indices ascending, and the values in that order, gathered from the k
+    selected values (a small tensor; the data would do as well).
+
+    The sort is a second TopK over the k indices. With many short rows ORT runs it on one
+    thread; padding each row past k with a sentinel that sorts last gives it two, which pays
+    while the padding stays within 4k (docs/performance.md, sort="index").
+    """
+    axis, keys = _axis(site), indices
+    static, shape = _static_k(site), site.shapes[0]
+    if static is not None and shape is not None and None not in shape:
+        rows = math.prod(shape) // shape[axis]
+        width = -(-2 * _TOP_K_WORK_PER_THREAD // (rows * static))
+        if math.prod(shape[:axis]) >= 2 and static < width <= 4 * static:
+            pads = np.zeros(2 * len(shape), np.int64)
+            pads[len(shape) + axis] = width - static
+            keys = b.add("Pad", [indices, b.const(pads), b.const(np.array(np.iinfo(np.int64).max))])
+    indices, order = b.add("TopK", [keys, k], 2, axis=axis, largest=0, sorted=1)
+    return b.add("GatherElements", [values, order], axis=axis), indices
+
+
 def _k(b, site) -> str:
     static = _static_k(site)
     if static is not None:
@@ -316,16 +343,12 @@ def _compose(b, site, nan: bool) -> list[str]:
     elif by_index and not nan and UNSORTED_SET in site.assume:  # the set, then by index: no sort by value
         k = _k(b, site)
         values, indices = b.add("TopK", [key, k], 2, axis=axis, largest=largest, sorted=0)
-        indices, order = b.add("TopK", [indices, k], 2, axis=axis, largest=0, sorted=1)
-        values = b.add("GatherElements", [values, order], axis=axis)
+        values, indices = _index_order(b, site, values, indices, k)
     else:
         k = _k(b, site)
         values, indices = select(b, key, k, axis, largest, nan, dtype)
         if by_index:
-            # The k selected indices ascending, and the values in that order gathered from the
-            # k selected values (a small tensor; the data would do as well).
-            indices, order = b.add("TopK", [indices, k], 2, axis=axis, largest=0, sorted=1)
-            values = b.add("GatherElements", [values, order], axis=axis)
+            values, indices = _index_order(b, site, values, indices, k)
     if key != data:
         values = b.cast(values, site.elem_types[0])  # exact: the values came from this type
     if attrs["index_element_type"] == "i32":

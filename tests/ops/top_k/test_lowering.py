@@ -6,14 +6,17 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnx import TensorProto
+from onnx import TensorProto, numpy_helper
 
 import ortops
 from ortops import builder, dtypes, reference
+from ortops.graph import graphs
 
 from conftest import assert_identical
 from lowering_cases import MODES, session
 from strategies import top_k_attributes, top_k_inputs
+
+from .test_prefilter import _pool
 
 LOWERED_DTYPES = (np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
                   np.uint32)
@@ -84,3 +87,35 @@ def test_uint64_is_kept_with_its_reason_and_standalone_refuses():
     assert not report.lowered and "uint64" in report.kept[0].reason
     with pytest.raises(ValueError, match="top_k.*uint64"):
         ortops.lower(model, fallback="none")
+
+
+@pytest.mark.parametrize("path", ["session", "guarded"])
+@pytest.mark.parametrize("shape, axis", [((672, 12), 1), ((2, 12, 336), 1)])
+@settings(max_examples=8, deadline=None)
+@given(dtype=st.sampled_from([np.float32, np.float64, np.int32, np.uint8]), mode=st.sampled_from(["max", "min"]),
+       nan=st.booleans(), seed=st.integers(0, 2 ** 32 - 1))
+def test_sort_index_of_many_short_slices_pads_the_sort_of_indices(path, shape, axis, dtype, mode, nan, seed):
+    """672 slices, k=10: the sort of the selected indices is padded to 40 per slice (so that ORT
+    runs it on two threads), and the sentinel never shows in the result: ties, NaN, ±0.0, ±inf."""
+    pool = _pool(dtype)
+    if not nan and pool.dtype.kind == "f":
+        pool = pool[~np.isnan(pool)]
+    data = np.random.default_rng(seed).choice(pool, size=shape)
+    attrs = dict(mode=mode, sort="index", stable=1, index_element_type="i32")
+    m = builder.top_k_model(dtypes.from_numpy(np.dtype(dtype)).onnx, len(shape), axis=axis, **attrs)
+    m.graph.initializer.append(numpy_helper.from_array(np.array([10], np.int64), "k"))
+    del m.graph.input[1]
+    for dim, value in zip(m.graph.input[0].type.tensor_type.shape.dim, shape):
+        dim.Clear()
+        dim.dim_value = value
+    if path == "session":
+        sess = ortops.InferenceSession(m, path="auto")
+        lowered = sess.model
+    else:
+        lowered = ortops.lower(m).model
+        sess = ortops.InferenceSession(lowered, path="pyop")
+    assert any(n.op_type == "Pad" for g in graphs(lowered.graph) for n in g.node)
+    values, indices = sess.run(None, {"data": data})
+    want = reference.top_k(data, 10, axis=axis, **attrs)
+    assert_identical(values, want.values, bits=True)
+    assert_identical(indices, want.indices)
