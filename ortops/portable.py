@@ -254,7 +254,7 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
     ``pad``, a value no real element ranks after), each block reduced to its best, the k best
     blocks chosen (the lower block first among equal maxima), their elements gathered and k
     chosen among them. Exact: every block holding a selected element is chosen (see
-    :mod:`ortops.ops.top_k.prefilter`).
+    :mod:`ortops.ops.prefilter`).
 
     Each choice is a runtime's TopK of k + 1, order-free where the k-th best value beats the
     (k+1)-th in every slice: the k chosen are then the one set of the k best, whatever order the

@@ -458,9 +458,14 @@ def _lower_for_session(model: onnx.ModelProto, path: str, info: ValueInfo | None
         return model, None
     chosen = None
     if path == "auto":
+        info = info or ValueInfo(model)
+
         def chosen(node: onnx.NodeProto) -> bool | str:
-            op = check_node(node)[0]
-            return op.session_path == "lowered" or (
+            op, attrs = check_node(node)
+            where = op.session_path
+            if callable(where):
+                where = where(attrs, info.shape(node.input[0]), info.elem_type(node.input[0]))
+            return where == "lowered" or (
                 f"path='auto' keeps {op.op_type} as a PyOp: it measured faster than its lowered composition "
                 "(path='lowered' lowers it)")
     # The session re-runs a failed call on the PyOp path (InferenceSession._translated).

@@ -19,7 +19,7 @@ all, then the thresholds ``min_n``, ``min_ratio`` and ``min_elements`` (prefilte
 ``n >= min_n``, ``n / k >= min_ratio`` and ``batch * n >= min_elements``) that minimise the summed log-ratio over the grid,
 a slowdown counting ``LOSS_WEIGHT`` times (no regression is the first goal). Writes
 ``docs/topk_cost_model.json`` (grid, environment, every measurement, the fitted rule); the
-rule goes into ``ortops/ops/top_k/prefilter.py`` by hand (``RULE``).
+rule goes into ``ortops/ops/prefilter.py`` by hand (``RULE``).
 
 ``--table`` instead times the bench's TopK cases (``ortops/ops/top_k/bench.py``) with the rule
 as it is in ``prefilter.RULE``: ORT's TopK-11, ``ortops.InferenceSession(path="auto")``, and one
@@ -89,7 +89,7 @@ def sessions(n: int, k: int, batch: int, scale: float):
 
     import ortops
     from ortops import builder
-    from ortops.ops.top_k import prefilter
+    from ortops.ops import prefilter
 
     built_in = builder.onnx_top_k_model(11, TensorProto.FLOAT, 2, axis=1, largest=1, sorted=1)
     model = ortops_model(n, k, batch)

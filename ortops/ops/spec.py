@@ -218,9 +218,11 @@ class OpSpec:
     divergences : tuple of Divergence
         The op's own known divergences (``ortops/ops/<op>/divergences.py``), collected by
         :data:`ortops.divergences.DIVERGENCES`.
-    session_path : str
+    session_path : str or callable
         The path :class:`ortops.InferenceSession` takes for the op by default (``"lowered"`` or
-        ``"pyop"``): the faster exact one, as measured (docs/performance.md).
+        ``"pyop"``): the faster exact one, as measured (docs/performance.md); or
+        ``session_path(attrs, shape, elem_type) -> str`` choosing it per node from its
+        attributes and its first input's static shape (None if unknown) and ONNX type.
     """
 
     domain: str
@@ -243,7 +245,7 @@ class OpSpec:
     judge: Callable[[], Any] | None = field(default=None, compare=False)
     bench: Callable[[], Any] | None = field(default=None, compare=False)
     divergences: tuple[Divergence, ...] = field(default=(), compare=False)
-    session_path: str = "pyop"
+    session_path: str | Callable[[dict, tuple | None, int], str] = "pyop"
 
     def type_param(self, name: str) -> TypeParam:
         """The :class:`TypeParam` called ``name``."""

@@ -38,6 +38,11 @@ def test_every_spec_is_complete_and_consistent(op: OpSpec):
             dtypes.from_name(name)  # every type is a row of the one table
     for layer in (op.reference, op.kernel, op.openvino):
         assert callable(layer.resolve())
+    # The session's path: a fixed one, or one chosen per node (here: defaults, unknown shape).
+    path = op.session_path
+    if callable(path):
+        path = path({a.name: a.default for a in op.attrs}, None, dtypes.from_name(op.type_params[0].types[0]).onnx)
+    assert path in ("lowered", "pyop")
 
 
 #: Each contract a tool layer states as a Protocol, and the OpSpec link (or the member of the

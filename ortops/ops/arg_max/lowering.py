@@ -17,9 +17,10 @@ from onnx import TensorProto
 
 from ...checks import FLOAT32_EXACT_INT_MAX
 from ...lowering import NotLowerable
+from .. import prefilter
 from ..compose import NAN_ORDER, no_nan, select
 
-__all__ = ["prepare", "checks", "hazards", "fast", "exact"]
+__all__ = ["prepare", "checks", "hazards", "fast", "exact", "block_size"]
 
 
 def prepare(site) -> int:
@@ -55,6 +56,9 @@ def checks(b, site) -> list[tuple[str, str]]:
 
 
 def hazards(b, site) -> list[str]:
+    block = _block(b, site)
+    if block is not None:  # the prefilter is exact only without NaN, whatever ORT's TopK does with it
+        return [prefilter.no_nan(b, _flat(b, site), _elements(site), block, 1, site.elem_types[0], 1)]
     if NAN_ORDER in site.assume:
         return []
     return [no_nan(b, site.node.input[0])]
@@ -68,13 +72,45 @@ def exact(b, site) -> list[str]:
     return _compose(b, site, nan=True)
 
 
+def _elements(site) -> int | None:
+    """The element count when the shape is static."""
+    shape = site.shapes[0]
+    return None if shape is None or None in shape else int(np.prod(shape))
+
+
+def block_size(topk: int, shape: tuple | None, elem_type: int) -> int | None:
+    """The block size B of the block-maxima prefilter (:mod:`ortops.ops.prefilter`, TopK's
+    measured rule) for ``topk`` of the flattened data (``shape``, ONNX type ``elem_type``), or
+    None where it does not apply: topk=1, a shape that is not static, more elements than the
+    guarded composition takes (2**24 + 1: the PyOp runs them), a key ORT cannot reduce, or the
+    rule predicts ONNX TopK alone is faster."""
+    if topk == 1 or shape is None or None in shape or elem_type not in prefilter.REDUCIBLE:
+        return None
+    n = int(np.prod(shape))
+    return None if n > FLOAT32_EXACT_INT_MAX + 1 else prefilter.block_size(n, topk)
+
+
+def _block(b, site) -> int | None:
+    """:func:`block_size` for this node; None for the standalone composition (no prefilter)."""
+    if not b.guarded or site.opset < 13:
+        return None
+    return block_size(site.attrs["topk"], site.shapes[0], site.elem_types[0])
+
+
 def _compose(b, site, nan: bool) -> list[str]:
     topk = site.attrs["topk"]
     flat = _flat(b, site)
-    backwards = b.add("Slice", [flat, *(b.const(np.array([v], np.int64)) for v in (-1, -(2 ** 63), 0, -1))])
-    values, positions = select(b, backwards, b.const(np.array([topk], np.int64)), 0, 1, nan, k_static=topk, rank=1)
-    last = b.add("Sub", [_size(b, site), b.const(np.int64(1))])
-    indices = b.add("Sub", [last, positions])
+    block = None if nan else _block(b, site)
+    if block is not None:
+        # ncnn's order straight from the data: no reversed copy of it.
+        values, indices = prefilter.compose(b, flat, topk, _elements(site), block, 1, site.elem_types[0], 1,
+                                            False, last_first=True)
+    else:
+        backwards = b.add("Slice", [flat, *(b.const(np.array([v], np.int64)) for v in (-1, -(2 ** 63), 0, -1))])
+        values, positions = select(b, backwards, b.const(np.array([topk], np.int64)), 0, 1, nan, k_static=topk,
+                                   rank=1)
+        last = b.add("Sub", [_size(b, site), b.const(np.int64(1))])
+        indices = b.add("Sub", [last, positions])
     if not b.guarded:
         indices = b.check(_indices_fit(b, flat, values, topk), indices, f"ArgMax node {site.node.name!r} rejects its "
                           "input: a selected flat index is above 2**24, which float32 cannot hold exactly",

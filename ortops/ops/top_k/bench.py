@@ -24,7 +24,7 @@ REFERENCE_LIMITS = {"full": 2_100_000, "quick": 200_000, "smoke": 10_000}
 TINY = dict(shape=(1, 8), axis=1, k=3, sort="value")
 _SORTS = ("value", "index", "none")
 #: Long slices with a small k, where the lowering's block-maxima prefilter beats ORT's TopK
-#: (ortops/ops/top_k/prefilter.py): (shape, axis, k), each with the target ≤0.7× the built-in.
+#: (ortops/ops/prefilter.py): (shape, axis, k), each with the target ≤0.7× the built-in.
 PREFILTERED = (((1, 1_000_000), 1, 10), ((1, 1_000_000), 1, 100), ((64, 32000), 1, 5), ((8, 151936), 1, 50))
 
 #: Targets of the standalone lowering (tie-independent: ortops.portable), (shape, axis, k) -> ratio.

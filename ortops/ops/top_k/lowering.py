@@ -18,7 +18,7 @@ TopK unsorted where ORT's ``sorted=0`` selects the same set: ``"topk_unsorted_se
   whose TopK rejects a negative k and a k above the axis (probed: ``"topk_rejects_bad_k"``),
   k=0 is mapped to -1 instead and the TopK itself fails: no ``If``, no PyOp.
 * uint64 has no ORT TopK kernel and no wider exact type: not lowered.
-* Long slices, small k: where the measured rule (:mod:`.prefilter`) predicts it is faster, the
+* Long slices, small k: where the measured rule (:mod:`ortops.ops.prefilter`) predicts it is faster, the
   fast path selects among the k best blocks of B elements (the block-maxima prefilter) instead
   of the whole slice; needs a constant k, a static last axis and a key ORT can ``ReduceMax``.
   It is exact only without NaN, so where the session's ``"topk_nan_order"`` would drop the NaN
@@ -41,8 +41,8 @@ from onnx import TensorProto
 from ...checks import INT32_MAX
 from ...lowering import ERRORS_TRANSLATED, NotLowerable
 from ...portable import PAIRWISE_MAX, PORTABLE, finite, pairwise, prefiltered, wide_int
+from .. import prefilter
 from ..compose import NAN_ORDER, no_nan, positions, select
-from . import prefilter
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "select", "WIDENED"]
 
@@ -213,7 +213,7 @@ PORTABLE_RULE = prefilter.Rule(min_n=512, min_ratio=8, min_elements=16384)
 
 
 def _block(site, portable: bool = False) -> int | None:
-    """The prefilter's block size B for this node (:func:`.prefilter.block_size`), or None
+    """The prefilter's block size B for this node (:func:`ortops.ops.prefilter.block_size`), or None
     where it does not apply or the rule predicts ONNX TopK alone is faster; ``portable``: for
     the standalone composition (:data:`PORTABLE_RULE`)."""
     k, rank, shape = _static_k(site), site.ranks[0], site.shapes[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,8 @@ from hypothesis.extra import numpy as hnp
 
 import ortops
 from ortops import builder, reference
+from ortops.graph import graphs
+from ortops.ops import prefilter
 
 from conftest import assert_identical
 from lowering_cases import MODES, session
@@ -53,3 +57,56 @@ def test_topk_above_the_size_in_both_modes():
     assert info.value.kind == "k_range" and info.value.node_name == "arg_max"
     with pytest.raises(Exception, match="ArgMax node 'arg_max' rejects its input: topk=4"):
         _session(2, 0, 4, "none").run(None, {"data": data})
+
+
+def _static_model(shape: tuple, out_max_val: int, topk: int):
+    model = builder.arg_max_model(len(shape), out_max_val=out_max_val, topk=topk)
+    for dim, value in zip(model.graph.input[0].type.tensor_type.shape.dim, shape):
+        dim.Clear()
+        dim.dim_value = value
+    return model
+
+
+def _prefiltered(model) -> bool:
+    return any(n.op_type == "GatherND" for g in graphs(model.graph) for n in g.node)
+
+
+@st.composite
+def prefilter_cases(draw):
+    """Few distinct values (ties everywhere, -inf equal to the padding), NaN or not, any block
+    size (dividing the element count or not) and every topk from 2 up."""
+    pool = np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan], np.float32)
+    if not draw(st.booleans()):
+        pool = pool[:-1]
+    shape = (draw(st.integers(1, 3)), draw(st.integers(1, 30)))
+    size = shape[0] * shape[1]
+    picks = draw(st.lists(st.integers(0, len(pool) - 1), min_size=size, max_size=size))
+    topk = draw(st.integers(min(2, size), size))
+    return pool[np.array(picks)].reshape(shape), topk, draw(st.integers(0, 1)), draw(st.integers(1, 9))
+
+
+@pytest.mark.parametrize("path", ["auto", "lowered"])
+@settings(max_examples=60, deadline=None)
+@given(case=prefilter_cases())
+def test_prefiltered_arg_max_matches_reference_bit_for_bit(path, case):
+    """The block-maxima prefilter in ncnn's order (of equal values the higher index first),
+    forced on with block size B, padding first where B does not divide the element count."""
+    data, topk, out_max_val, block = case
+    with mock.patch.object(prefilter, "RULE", prefilter.Rule(force=block)):
+        sess = ortops.InferenceSession(_static_model(data.shape, out_max_val, topk), path=path)
+    assert _prefiltered(sess.model) == (topk > 1)
+    got = sess.run(None, {"data": data})[0]
+    assert_identical(got, reference.arg_max(data, out_max_val=out_max_val, topk=topk), bits=True)
+
+
+def test_auto_lowers_arg_max_where_the_prefilter_applies():
+    """path="auto" takes the prefiltered composition (measured faster than the PyOp) where the
+    rule applies, and keeps the PyOp elsewhere: topk=1, a shape that is not static, a short tensor."""
+    data = np.random.default_rng(0).standard_normal((2, 1024, 128)).astype(np.float32)
+    data[0, 0, :64] = data.max()  # a tie across the first block
+    sess = ortops.InferenceSession(_static_model(data.shape, 1, 100))
+    assert [n.op for n in sess.lowering.lowered] == ["ortops.ncnn::ArgMax"] and _prefiltered(sess.model)
+    assert_identical(sess.run(None, {"data": data})[0], reference.arg_max(data, out_max_val=1, topk=100), bits=True)
+    for model in (_static_model(data.shape, 0, 1), builder.arg_max_model(3, topk=100), _static_model((4, 100), 0, 2)):
+        kept = ortops.InferenceSession(model).lowering.kept
+        assert len(kept) == 1 and "path='auto' keeps ArgMax as a PyOp" in kept[0].reason

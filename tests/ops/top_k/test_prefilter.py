@@ -1,4 +1,4 @@
-"""TopK's block-maxima prefilter (ortops/ops/top_k/prefilter.py), forced on for small shapes,
+"""TopK's block-maxima prefilter (ortops/ops/prefilter.py), forced on for small shapes,
 against ortops.reference.top_k bit for bit, on every lowered path: the session's own lowering
 (``InferenceSession(path="auto")``), the guarded lowering as written (``ortops.lower(model)``
 run by ``InferenceSession``) and the standalone lowering (``fallback="none"`` in plain ORT)."""
@@ -18,7 +18,7 @@ from onnx import TensorProto, numpy_helper
 import ortops
 from ortops import builder, dtypes, reference
 from ortops.graph import graphs
-from ortops.ops.top_k import prefilter
+from ortops.ops import prefilter
 
 from conftest import assert_identical
 

@@ -1,4 +1,5 @@
-"""The block-maxima prefilter of TopK's lowering, and the measured rule for when to use it.
+"""The block-maxima prefilter of the TopK and ncnn ArgMax (topk > 1) lowerings, and the
+measured rule for when to use it.
 
 The composition, for slices of length n along the last axis and a constant k: cut each slice
 into m = ceil(n / B) blocks of B (the last one padded with the selection's identity), reduce
@@ -106,17 +107,26 @@ def identity(elem: int, largest: int):
     return np.array(info.min if largest else info.max, dtype)
 
 
-def _blocks(b, key: str, n: int, block: int, rank: int, elem: int, largest: int) -> str:
-    """``key`` padded to whole blocks and reshaped to ``[..., m, B]`` (once per builder)."""
+def _blocks(b, key: str, n: int, block: int, rank: int, elem: int, largest: int, last_first: bool = False) -> str:
+    """``key`` padded to whole blocks and reshaped to ``[..., m, B]`` (once per builder). The
+    padding goes where ties rank it last: after every real index, or before with ``last_first``."""
+    blocks = -(-n // block)
+    front = last_first and blocks * block != n
+
     def make():
-        blocks, x = -(-n // block), key
+        x = key
         if blocks * block != n:
             pads = np.zeros(2 * rank, np.int64)
-            pads[2 * rank - 1] = blocks * block - n  # at the end: above every real index
+            pads[rank - 1 if front else 2 * rank - 1] = blocks * block - n
             x = b.add("Pad", [x, b.const(pads), b.const(identity(elem, largest))], mode="constant")
         return b.add("Reshape", [x, b.const(np.array([0] * (rank - 1) + [blocks, block], np.int64))])
 
-    return b.memo(("prefilter blocks", key, block, largest), make)
+    return b.memo(("prefilter blocks", key, block, largest, front), make)
+
+
+def _reversed(b, x: str) -> str:
+    """``x`` reversed along the last axis."""
+    return b.add("Slice", [x, *(b.const(np.array([v], np.int64)) for v in (-1, -(2 ** 63), -1, -1))])
 
 
 def _reduce(b, op_type: str, x: str) -> str:
@@ -139,22 +149,33 @@ def no_nan(b, key: str, n: int, block: int, rank: int, elem: int, largest: int) 
 
 
 def compose(b, key: str, k: int, n: int, block: int, rank: int, elem: int, largest: int,
-            by_index: bool) -> tuple[str, str]:
+            by_index: bool, last_first: bool = False) -> tuple[str, str]:
     """(values, int64 indices) of the k best elements of every slice of ``key`` (ONNX type
     ``elem`` in :data:`REDUCIBLE`, rank ``rank``, static length ``n`` along the last axis, no
-    NaN) in ortops' order, or by ascending index with ``by_index``; ``b.opset >= 13``."""
+    NaN) in ortops' order, or by ascending index with ``by_index``; ``b.opset >= 13``.
+
+    ``last_first``: of equal values the higher index first (ncnn's order). That is the
+    composition above on the reversed slice, built without reversing it: the padding goes
+    first, and only the block maxima and the k·B candidates are reversed for their TopKs."""
     axis = rank - 1
     keep = [0] * axis
-    x = _blocks(b, key, n, block, rank, elem, largest)
+    blocks = -(-n // block)
+    x = _blocks(b, key, n, block, rank, elem, largest, last_first)
     maxima = _reduce(b, "ReduceMax" if largest else "ReduceMin", x)
     kk = b.const(np.array([k], np.int64))
-    _, chosen = b.add("TopK", [maxima, kk], 2, axis=-1, largest=largest, sorted=1)
+    _, chosen = b.add("TopK", [_reversed(b, maxima) if last_first else maxima, kk], 2, axis=-1, largest=largest,
+                      sorted=1)
+    if last_first:
+        chosen = b.add("Sub", [b.const(np.array(blocks - 1, np.int64)), chosen])
     # Ascending block order: the candidates then keep ascending index order.
     chosen, _ = b.add("TopK", [chosen, kk], 2, axis=-1, largest=0, sorted=1)
     candidates = b.add("GatherND", [x, b.add("Reshape", [chosen, b.const(np.array(keep + [k, 1], np.int64))])],
                        batch_dims=axis)
     candidates = b.add("Reshape", [candidates, b.const(np.array(keep + [k * block], np.int64))])
-    values, positions = b.add("TopK", [candidates, kk], 2, axis=-1, largest=largest, sorted=1)
+    values, positions = b.add("TopK", [_reversed(b, candidates) if last_first else candidates, kk], 2, axis=-1,
+                              largest=largest, sorted=1)
+    if last_first:
+        positions = b.add("Sub", [b.const(np.array(k * block - 1, np.int64)), positions])
     if by_index:
         positions, _ = b.add("TopK", [positions, kk], 2, axis=-1, largest=0, sorted=1)
         values = b.add("GatherElements", [candidates, positions], axis=-1)
@@ -162,4 +183,7 @@ def compose(b, key: str, k: int, n: int, block: int, rank: int, elem: int, large
         return values, b.add("GatherElements", [chosen, positions], axis=-1)
     width = b.const(np.array(block, np.int64))
     first = b.add("Mul", [b.add("GatherElements", [chosen, b.add("Div", [positions, width])], axis=-1), width])
-    return values, b.add("Add", [first, b.add("Mod", [positions, width])])
+    indices = b.add("Add", [first, b.add("Mod", [positions, width])])
+    if last_first and blocks * block != n:  # the padding went first
+        indices = b.add("Sub", [indices, b.const(np.array(blocks * block - n, np.int64))])
+    return values, indices
