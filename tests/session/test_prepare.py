@@ -124,8 +124,10 @@ def test_model_from_path_and_bytes(tmp_path):
 
 def test_a_session_that_lowers_and_keeps_pyops_infers_shapes_once(monkeypatch):
     """The lowering and prepare_model share one run of onnx's shape inference: a TopK lowered
-    (guarded, its PyOp fallback inside an If) beside an ncnn ArgMax kept as a PyOp."""
+    (guarded, its PyOp fallback inside an If) beside an ncnn ArgMax kept as a PyOp (a symbolic
+    batch: path="auto" lowers ArgMax only on a static shape)."""
     model = top_k_and_arg_max_model()
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
     calls = []
     infer = onnx.shape_inference.infer_shapes
     monkeypatch.setattr(onnx.shape_inference, "infer_shapes", lambda *a, **k: calls.append(1) or infer(*a, **k))

@@ -20,7 +20,7 @@ from ...lowering import NotLowerable
 from .. import prefilter
 from ..compose import NAN_ORDER, no_nan, select
 
-__all__ = ["prepare", "checks", "hazards", "fast", "exact", "block_size"]
+__all__ = ["prepare", "checks", "hazards", "fast", "exact", "block_size", "session_path", "SMALL"]
 
 
 def prepare(site) -> int:
@@ -88,6 +88,22 @@ def block_size(topk: int, shape: tuple | None, elem_type: int) -> int | None:
         return None
     n = int(np.prod(shape))
     return None if n > FLOAT32_EXACT_INT_MAX + 1 else prefilter.block_size(n, topk)
+
+
+#: ``path="auto"`` also lowers an ArgMax whose static shape has at most this many elements (for
+#: topk=1, for topk > 1): there the composition's fixed cost is below the bridge's (measured:
+#: docs/performance.md).
+SMALL = (16384, 65536)
+
+
+def session_path(topk: int, shape: tuple | None, elem_type: int) -> str:
+    """The faster exact path for a session (``OpSpec.session_path``): ``"lowered"`` on a static
+    shape that is small (:data:`SMALL`) or where the prefilter applies (:func:`block_size`),
+    else ``"pyop"`` (ortops' NumPy kernel)."""
+    if shape is None or None in shape:
+        return "pyop"
+    small = int(np.prod(shape)) <= SMALL[topk > 1]
+    return "lowered" if small or block_size(topk, shape, elem_type) else "pyop"
 
 
 def _block(b, site) -> int | None:

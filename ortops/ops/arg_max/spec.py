@@ -34,9 +34,7 @@ def _lowering():
 
 
 def _session_path(attrs: dict, shape: tuple | None, elem_type: int) -> str:
-    # Measured (docs/performance.md): the prefiltered composition beats the NumPy kernel
-    # behind the bridge, which beats every other composition.
-    return "lowered" if _lowering().block_size(attrs["topk"], shape, elem_type) else "pyop"
+    return _lowering().session_path(attrs["topk"], shape, elem_type)
 
 
 def _layers():

@@ -99,14 +99,19 @@ def test_prefiltered_arg_max_matches_reference_bit_for_bit(path, case):
     assert_identical(got, reference.arg_max(data, out_max_val=out_max_val, topk=topk), bits=True)
 
 
-def test_auto_lowers_arg_max_where_the_prefilter_applies():
-    """path="auto" takes the prefiltered composition (measured faster than the PyOp) where the
-    rule applies, and keeps the PyOp elsewhere: topk=1, a shape that is not static, a short tensor."""
+def test_auto_takes_the_faster_path_per_node():
+    """path="auto" lowers ArgMax where the prefilter applies and on small static shapes (both
+    measured faster than the PyOp), and keeps the PyOp elsewhere: a shape that is not static, a
+    large topk=1, a topk > 1 too short for the prefilter and too long to count as small."""
     data = np.random.default_rng(0).standard_normal((2, 1024, 128)).astype(np.float32)
     data[0, 0, :64] = data.max()  # a tie across the first block
     sess = ortops.InferenceSession(_static_model(data.shape, 1, 100))
     assert [n.op for n in sess.lowering.lowered] == ["ortops.ncnn::ArgMax"] and _prefiltered(sess.model)
     assert_identical(sess.run(None, {"data": data})[0], reference.arg_max(data, out_max_val=1, topk=100), bits=True)
-    for model in (_static_model(data.shape, 0, 1), builder.arg_max_model(3, topk=100), _static_model((4, 100), 0, 2)):
+    for shape, topk in (((1, 8), 1), ((128, 128), 1), ((4, 100), 2), ((256, 256), 3)):
+        small = ortops.InferenceSession(_static_model(shape, 0, topk))
+        assert [n.op for n in small.lowering.lowered] == ["ortops.ncnn::ArgMax"] and not _prefiltered(small.model)
+    for model in (_static_model(data.shape, 0, 1), builder.arg_max_model(3, topk=100),
+                  _static_model((129, 128), 0, 1), _static_model((1, 120000), 0, 3)):
         kept = ortops.InferenceSession(model).lowering.kept
         assert len(kept) == 1 and "path='auto' keeps ArgMax as a PyOp" in kept[0].reason
