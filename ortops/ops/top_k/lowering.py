@@ -265,7 +265,7 @@ def _index_order(b, site, values: str, indices: str, k: str) -> tuple[str, str]:
     static, shape = _static_k(site), site.shapes[0]
     if static is not None and shape is not None and None not in shape:
         rows = math.prod(shape) // shape[axis]
-        width = -(-2 * _TOP_K_WORK_PER_THREAD // (rows * static))
+        width = -(-2 * _TOP_K_WORK_PER_THREAD // (rows * static)) if rows else 0
         if math.prod(shape[:axis]) >= 2 and static < width <= 4 * static:
             pads = np.zeros(2 * len(shape), np.int64)
             pads[len(shape) + axis] = width - static

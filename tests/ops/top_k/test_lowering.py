@@ -119,3 +119,17 @@ def test_sort_index_of_many_short_slices_pads_the_sort_of_indices(path, shape, a
     want = reference.top_k(data, 10, axis=axis, **attrs)
     assert_identical(values, want.values, bits=True)
     assert_identical(indices, want.indices)
+
+
+@pytest.mark.parametrize("path", ["auto", "lowered"])
+@pytest.mark.parametrize("shape", [(0, 12), (2, 0, 12)])
+def test_sort_index_of_an_empty_static_batch(path, shape):
+    """No slice at all: the padding rule counts none (it divided by that count once)."""
+    m = builder.top_k_model(TensorProto.FLOAT, len(shape), axis=-1, mode="max", sort="index", stable=1)
+    m.graph.initializer.append(numpy_helper.from_array(np.array([10], np.int64), "k"))
+    del m.graph.input[1]
+    for dim, value in zip(m.graph.input[0].type.tensor_type.shape.dim, shape):
+        dim.Clear()
+        dim.dim_value = value
+    values, indices = ortops.InferenceSession(m, path=path).run(None, {"data": np.zeros(shape, np.float32)})
+    assert values.shape == indices.shape == shape[:-1] + (10,)
