@@ -18,9 +18,10 @@ TopK unsorted where ORT's ``sorted=0`` selects the same set: ``"topk_unsorted_se
   whose TopK rejects a negative k and a k above the axis (probed: ``"topk_rejects_bad_k"``),
   k=0 is mapped to -1 instead and the TopK itself fails: no ``If``, no PyOp.
 * uint64 has no ORT TopK kernel and no wider exact type: not lowered.
-* Long slices, small k: where the measured rule (:mod:`ortops.ops.prefilter`) predicts it is faster, the
-  fast path selects among the k best blocks of B elements (the block-maxima prefilter) instead
-  of the whole slice; needs a constant k, a static last axis and a key ORT can ``ReduceMax``.
+* Long slices, small k: where the measured rule (:mod:`ortops.ops.prefilter`) predicts it is
+  faster, the fast path selects among the k best blocks of B elements (the block-maxima
+  prefilter) instead of the whole slice; needs a constant k, a static last axis and a key ORT
+  can ``ReduceMax``.
   It is exact only without NaN, so where the session's ``"topk_nan_order"`` would drop the NaN
   hazard, the prefilter brings it back.
 * ``sort="index"`` with a constant k equal to a static axis length selects every element in
@@ -213,9 +214,9 @@ PORTABLE_RULE = prefilter.Rule(min_n=512, min_ratio=8, min_elements=16384)
 
 
 def _block(site, portable: bool = False) -> int | None:
-    """The prefilter's block size B for this node (:func:`ortops.ops.prefilter.block_size`), or None
-    where it does not apply or the rule predicts ONNX TopK alone is faster; ``portable``: for
-    the standalone composition (:data:`PORTABLE_RULE`)."""
+    """The prefilter's block size B for this node (:func:`ortops.ops.prefilter.block_size`), or
+    None where it does not apply or the rule predicts ONNX TopK alone is faster; ``portable``:
+    for the standalone composition (:data:`PORTABLE_RULE`)."""
     k, rank, shape = _static_k(site), site.ranks[0], site.shapes[0]
     if k is None or site.opset < 13 or _axis(site) != rank - 1:
         return None
@@ -257,15 +258,16 @@ def _index_order(b, site, values: str, indices: str, k: str) -> tuple[str, str]:
     """The k selected indices ascending, and the values in that order, gathered from the k
     selected values (a small tensor; the data would do as well).
 
-    The sort is a second TopK over the k indices. With many short rows ORT runs it on one
-    thread; padding each row past k with a sentinel that sorts last gives it two, which pays
-    while the padding stays within 4k (docs/performance.md, sort="index").
+    The sort is a second TopK over the k indices. With many short slices ORT runs it on one
+    thread; padding each slice past k with a sentinel that sorts last gives it two (ORT splits
+    the rows before the axis), which pays while the padding stays within 4k
+    (docs/performance.md, sort="index").
     """
     axis, keys = _axis(site), indices
     static, shape = _static_k(site), site.shapes[0]
     if static is not None and shape is not None and None not in shape:
-        rows = math.prod(shape) // shape[axis]
-        width = -(-2 * _TOP_K_WORK_PER_THREAD // (rows * static)) if rows else 0
+        slices = math.prod(shape) // shape[axis]
+        width = -(-2 * _TOP_K_WORK_PER_THREAD // (slices * static)) if slices else 0
         if math.prod(shape[:axis]) >= 2 and static < width <= 4 * static:
             pads = np.zeros(2 * len(shape), np.int64)
             pads[len(shape) + axis] = width - static

@@ -16,7 +16,7 @@ from conftest import assert_identical
 from lowering_cases import MODES, session
 from strategies import top_k_attributes, top_k_inputs
 
-from .test_prefilter import _pool
+from ..test_prefilter import _pool
 
 LOWERED_DTYPES = (np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
                   np.uint32)

@@ -1,7 +1,8 @@
-"""TopK's block-maxima prefilter (ortops/ops/prefilter.py), forced on for small shapes,
-against ortops.reference.top_k bit for bit, on every lowered path: the session's own lowering
-(``InferenceSession(path="auto")``), the guarded lowering as written (``ortops.lower(model)``
-run by ``InferenceSession``) and the standalone lowering (``fallback="none"`` in plain ORT)."""
+"""The block-maxima prefilter (ortops/ops/prefilter.py) in TopK's lowering, forced on for small
+shapes, against ortops.reference.top_k bit for bit, on every lowered path: the session's own
+lowering (``InferenceSession(path="auto")``), the guarded lowering as written
+(``ortops.lower(model)`` run by ``InferenceSession``) and the standalone lowering
+(``fallback="none"`` in plain ORT). ncnn ArgMax's use of it: tests/ops/arg_max/test_lowering.py."""
 
 from __future__ import annotations
 
@@ -165,7 +166,7 @@ def test_rule_is_the_one_fitted_to_the_measurements():
     import json
     from pathlib import Path
 
-    fitted = json.loads((Path(__file__).resolve().parents[3] / "docs" / "topk_cost_model.json").read_text())["fitted"]
+    fitted = json.loads((Path(__file__).resolve().parents[2] / "docs" / "topk_cost_model.json").read_text())["fitted"]
     rule = prefilter.RULE
     assert (rule.scale, rule.min_n, rule.min_ratio, rule.min_elements) == (
         fitted["scale"], fitted["min_n"], fitted["min_ratio"], fitted["min_elements"])
