@@ -233,6 +233,10 @@ class Builder:
         subtracts them exactly."""
         return self.add("Greater", [self.add("Sub", [a, b]), self.const(np.int64(0))])
 
+    def reversed(self, x: str, axis: int) -> str:
+        """``x`` reversed along ``axis`` (a ``Slice`` with step -1)."""
+        return self.add("Slice", [x, *(self.const(np.array([v], np.int64)) for v in (-1, -(2 ** 63), axis, -1))])
+
     def cast(self, x: str, to: int) -> str:
         return self.add("Cast", [x], to=to)
 

@@ -178,7 +178,7 @@ class _Arg:
         key, elem = _key(b, site)
         last = site.attrs["select_last_index"]
         if last:  # the last index first: the slice reversed, its first index mapped back
-            key = b.add("Slice", [key, *(b.const(np.array([v], np.int64)) for v in (-1, -(2 ** 63), axis, -1))])
+            key = b.reversed(key, axis)
         one = b.const(np.array([1], np.int64))
         _, index = best(b, key, one, axis, self.largest, nan=elem in _FLOATS, k_static=1,
                         dtype=_FLOATS.get(elem, np.float32), integer=wide_int(site.elem_types[0], elem))

@@ -124,10 +124,6 @@ def _blocks(b, key: str, n: int, block: int, rank: int, elem: int, largest: int,
     return b.memo(("prefilter blocks", key, block, largest, front), make)
 
 
-def _reversed(b, x: str) -> str:
-    """``x`` reversed along the last axis."""
-    return b.add("Slice", [x, *(b.const(np.array([v], np.int64)) for v in (-1, -(2 ** 63), -1, -1))])
-
 
 def _reduce(b, op_type: str, x: str) -> str:
     """``op_type`` over the last axis, not kept."""
@@ -163,7 +159,7 @@ def compose(b, key: str, k: int, n: int, block: int, rank: int, elem: int, large
     x = _blocks(b, key, n, block, rank, elem, largest, last_first)
     maxima = _reduce(b, "ReduceMax" if largest else "ReduceMin", x)
     kk = b.const(np.array([k], np.int64))
-    _, chosen = b.add("TopK", [_reversed(b, maxima) if last_first else maxima, kk], 2, axis=-1, largest=largest,
+    _, chosen = b.add("TopK", [b.reversed(maxima, -1) if last_first else maxima, kk], 2, axis=-1, largest=largest,
                       sorted=1)
     if last_first:
         chosen = b.add("Sub", [b.const(np.array(blocks - 1, np.int64)), chosen])
@@ -172,7 +168,7 @@ def compose(b, key: str, k: int, n: int, block: int, rank: int, elem: int, large
     candidates = b.add("GatherND", [x, b.add("Reshape", [chosen, b.const(np.array(keep + [k, 1], np.int64))])],
                        batch_dims=axis)
     candidates = b.add("Reshape", [candidates, b.const(np.array(keep + [k * block], np.int64))])
-    values, positions = b.add("TopK", [_reversed(b, candidates) if last_first else candidates, kk], 2, axis=-1,
+    values, positions = b.add("TopK", [b.reversed(candidates, -1) if last_first else candidates, kk], 2, axis=-1,
                               largest=largest, sorted=1)
     if last_first:
         positions = b.add("Sub", [b.const(np.array(k * block - 1, np.int64)), positions])

@@ -24,11 +24,11 @@ __all__ = ["prepare", "checks", "hazards", "fast", "exact", "block_size", "sessi
 
 
 def prepare(site) -> int:
-    shape = site.shapes[0]
-    if shape is not None and None not in shape and int(np.prod(shape)) < site.attrs["topk"]:
+    n = _elements(site.shapes[0])
+    if n is not None and n < site.attrs["topk"]:
         # ONNX shape inference would refuse the composition when the session is created.
-        raise NotLowerable(f"topk={site.attrs['topk']} exceeds the {int(np.prod(shape))} elements of the static "
-                           f"shape {tuple(shape)} (the PyOp raises)")
+        raise NotLowerable(f"topk={site.attrs['topk']} exceeds the {n} elements of the static "
+                           f"shape {tuple(site.shapes[0])} (the PyOp raises)")
     return 11
 
 
@@ -58,7 +58,7 @@ def checks(b, site) -> list[tuple[str, str]]:
 def hazards(b, site) -> list[str]:
     block = _block(b, site)
     if block is not None:  # the prefilter is exact only without NaN, whatever ORT's TopK does with it
-        return [prefilter.no_nan(b, _flat(b, site), _elements(site), block, 1, site.elem_types[0], 1)]
+        return [prefilter.no_nan(b, _flat(b, site), _elements(site.shapes[0]), block, 1, site.elem_types[0], 1)]
     if NAN_ORDER in site.assume:
         return []
     return [no_nan(b, site.node.input[0])]
@@ -72,9 +72,8 @@ def exact(b, site) -> list[str]:
     return _compose(b, site, nan=True)
 
 
-def _elements(site) -> int | None:
-    """The element count when the shape is static."""
-    shape = site.shapes[0]
+def _elements(shape: tuple | None) -> int | None:
+    """The element count of ``shape`` when it is static, else None."""
     return None if shape is None or None in shape else int(np.prod(shape))
 
 
@@ -84,10 +83,10 @@ def block_size(topk: int, shape: tuple | None, elem_type: int) -> int | None:
     None where it does not apply: topk=1, a shape that is not static, more elements than the
     guarded composition takes (2**24 + 1: the PyOp runs them), a key ORT cannot reduce, or the
     rule predicts ONNX TopK alone is faster."""
-    if topk == 1 or shape is None or None in shape or elem_type not in prefilter.REDUCIBLE:
+    n = _elements(shape)
+    if topk == 1 or n is None or n > FLOAT32_EXACT_INT_MAX + 1 or elem_type not in prefilter.REDUCIBLE:
         return None
-    n = int(np.prod(shape))
-    return None if n > FLOAT32_EXACT_INT_MAX + 1 else prefilter.block_size(n, topk)
+    return prefilter.block_size(n, topk)
 
 
 #: ``path="auto"`` also lowers an ArgMax whose static shape has at most this many elements (for
@@ -100,10 +99,10 @@ def session_path(topk: int, shape: tuple | None, elem_type: int) -> str:
     """The faster exact path for a session (``OpSpec.session_path``): ``"lowered"`` on a static
     shape that is small (:data:`SMALL`) or where the prefilter applies (:func:`block_size`),
     else ``"pyop"`` (ortops' NumPy kernel)."""
-    if shape is None or None in shape:
+    n = _elements(shape)
+    if n is None:
         return "pyop"
-    small = int(np.prod(shape)) <= SMALL[topk > 1]
-    return "lowered" if small or block_size(topk, shape, elem_type) else "pyop"
+    return "lowered" if n <= SMALL[topk > 1] or block_size(topk, shape, elem_type) else "pyop"
 
 
 def _block(b, site) -> int | None:
@@ -119,12 +118,11 @@ def _compose(b, site, nan: bool) -> list[str]:
     block = None if nan else _block(b, site)
     if block is not None:
         # ncnn's order straight from the data: no reversed copy of it.
-        values, indices = prefilter.compose(b, flat, topk, _elements(site), block, 1, site.elem_types[0], 1,
-                                            False, last_first=True)
+        values, indices = prefilter.compose(b, flat, topk, _elements(site.shapes[0]), block, 1, site.elem_types[0],
+                                            1, False, last_first=True)
     else:
-        backwards = b.add("Slice", [flat, *(b.const(np.array([v], np.int64)) for v in (-1, -(2 ** 63), 0, -1))])
-        values, positions = select(b, backwards, b.const(np.array([topk], np.int64)), 0, 1, nan, k_static=topk,
-                                   rank=1)
+        values, positions = select(b, b.reversed(flat, 0), b.const(np.array([topk], np.int64)), 0, 1, nan,
+                                   k_static=topk, rank=1)
         last = b.add("Sub", [_size(b, site), b.const(np.int64(1))])
         indices = b.add("Sub", [last, positions])
     if not b.guarded:
