@@ -52,6 +52,7 @@ from . import standard as standard_ops
 from .builder.schemas import register_schemas
 from .graph import DEFAULT_DOMAINS, check_node, graphs, load_model
 from .ops import DOMAINS, OPS
+from .ops.compose import ERRORS_TRANSLATED, NotLowerable
 from .ops.spec import OpSpec
 from .value_info import ValueInfo, check_axes, check_input_types
 
@@ -62,16 +63,9 @@ __all__ = ["lower", "runtime_facts", "ERRORS_TRANSLATED", "Lowered", "LoweringRe
 FALLBACKS = ("pyop", "none")
 #: The default-domain opset a lowered model is raised to when nothing else uses that domain.
 LOWERED_OPSET = 18
-#: In ``assume``: the caller turns an ORT failure of a lowered node into the PyOp's OpError (see
-#: the module's notes), so a guarded lowering may fail in a standard node instead of an If.
-ERRORS_TRANSLATED = "errors_translated"
 #: The ``doc_string`` of the PyOp fallback inside a guarded lowering's If.
 FALLBACK_MARK = "ortops.lower: the PyOp fallback of a guarded lowering"
 _MIN_IR_VERSION = 8  # opset 18
-
-
-class NotLowerable(Exception):
-    """The node has no exact standard-ONNX composition; the message says why."""
 
 
 @dataclass(frozen=True)

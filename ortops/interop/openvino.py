@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from functools import partial
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -115,7 +116,11 @@ def extensions() -> list:
     require_openvino()
     from openvino.frontend.onnx import ConversionExtension
 
-    return [ConversionExtension(op.op_type, op.domain, op.openvino.resolve()) for op in OPS]
+    return [ConversionExtension(op.op_type, op.domain, partial(_convert, op, op.openvino.resolve())) for op in OPS]
+
+
+def _convert(op: OpSpec, convert, ctx) -> list:
+    return convert(ctx, attributes(ctx, op))
 
 
 def add_extensions(ov_core) -> Any:

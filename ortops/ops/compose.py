@@ -12,11 +12,18 @@ from onnx import TensorProto
 
 from ..portable import best, positions
 
-__all__ = ["NAN_ORDER", "no_nan", "select", "positions"]
+__all__ = ["NAN_ORDER", "ERRORS_TRANSLATED", "NotLowerable", "no_nan", "select", "positions"]
 
 #: The runtime fact (probed by TopK's lowering, :func:`ortops.lowering.runtime_facts`) that ORT's
 #: TopK-11 orders NaN as ortops does, which makes the NaN hazard unnecessary.
 NAN_ORDER = "topk_nan_order"
+#: In ``assume`` (:func:`ortops.lowering.lower`): the caller turns an ORT failure of a lowered node
+#: into the PyOp's OpError, so a guarded lowering may fail in a standard node instead of an If.
+ERRORS_TRANSLATED = "errors_translated"
+
+
+class NotLowerable(Exception):
+    """The node has no exact standard-ONNX composition; the message says why."""
 
 
 def no_nan(b, x: str) -> str:

@@ -16,9 +16,8 @@ import numpy as np
 from onnx import TensorProto
 
 from ...checks import FLOAT32_EXACT_INT_MAX
-from ...lowering import NotLowerable
 from .. import prefilter
-from ..compose import NAN_ORDER, no_nan, select
+from ..compose import NAN_ORDER, NotLowerable, no_nan, select
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "block_size", "session_path", "SMALL"]
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import OpError
-from ...interop.openvino import attributes
-from .spec import ARG_MAX
 
 __all__ = ["convert"]
 
@@ -20,14 +18,13 @@ def _scalar_i64(value: int):
     return ops.constant(np.array(value, np.int64))
 
 
-def convert(ctx) -> list:
+def convert(ctx, attrs: dict) -> list:
     import openvino as ov
     from openvino import opset8, opset11 as ops
 
-    attrs = attributes(ctx, ARG_MAX)
     data = ctx.get_input(0)
     if data.get_element_type() != ov.Type.f32:
-        raise OpError(ARG_MAX.op_type, f"input 'data' has type {data.get_element_type().get_type_name()}; "
+        raise OpError("ArgMax", f"input 'data' has type {data.get_element_type().get_type_name()}; "
                       "ncnn ArgMax takes float32 only", kind="dtype")
     axis0 = ops.constant(np.array([0], np.int64))
     flat = ops.reshape(data, ops.constant(np.array([-1], np.int64)), special_zero=False)

@@ -29,7 +29,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from ... import dtypes
-from ...lowering import NotLowerable
+from ..compose import NotLowerable
 from .reference import reduction_identity
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "CONSTANT_INPUTS"]

@@ -1,12 +1,17 @@
-"""Validation of TopK's inputs: validate first, then compute (the reference and the kernel
-both call it)."""
+"""Validation of TopK's inputs: validate first, then compute (the kernel calls it; the reference
+validates apart, so that tests can hold one against the other)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from ...checks import INT32_MAX, normalize_axis, scalar_integer
 from ...errors import OpError
 
-__all__ = ["check_top_k"]
+__all__ = ["INDEX_ELEMENT_TYPES", "check_top_k"]
+
+#: The ``index_element_type`` attribute values and the dtypes of the indices they choose.
+INDEX_ELEMENT_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 
 
 def check_top_k(

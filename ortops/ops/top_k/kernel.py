@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from .checks import check_top_k
-from .spec import INDEX_ELEMENT_TYPES
+from .checks import INDEX_ELEMENT_TYPES, check_top_k
 from ...kernels.selection import top_k_indices
 
 __all__ = ["top_k"]

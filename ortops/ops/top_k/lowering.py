@@ -37,13 +37,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from onnx import TensorProto
+import onnx
+from onnx import TensorProto, helper
 
 from ...checks import INT32_MAX
-from ...lowering import ERRORS_TRANSLATED, NotLowerable
 from ...portable import PAIRWISE_MAX, PORTABLE, finite, pairwise, prefiltered, wide_int
 from .. import prefilter
-from ..compose import NAN_ORDER, no_nan, positions, select
+from ..compose import ERRORS_TRANSLATED, NAN_ORDER, NotLowerable, no_nan, positions, select
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "select", "WIDENED"]
 
@@ -138,15 +138,23 @@ def runtime_facts() -> set[str]:
     return _selection_facts() | _rejects_bad_k()
 
 
+def _probe_model(elem_type: int, largest: int) -> onnx.ModelProto:
+    """ONNX TopK-11 ``(X, K) -> (Values, Indices)``, ``sorted=1``, on a 2-D ``X`` and any 1-D ``K``."""
+    def value(name, elem, rank):
+        return helper.make_tensor_value_info(name, elem, [None] * rank)
+
+    node = helper.make_node("TopK", ["X", "K"], ["Values", "Indices"], axis=1, largest=largest, sorted=1)
+    graph = helper.make_graph([node], "probe", [value("X", elem_type, 2), value("K", TensorProto.INT64, 1)],
+                              [value("Values", elem_type, 2), value("Indices", TensorProto.INT64, 2)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
+
+
 def _rejects_bad_k() -> set[str]:
     import onnxruntime as ort
 
-    from .builder import onnx_top_k_model
-
     options = ort.SessionOptions()
     options.log_severity_level = 4  # the failures are the point: not on stderr
-    model = onnx_top_k_model(11, TensorProto.FLOAT, 2, axis=1, largest=1, sorted=1)
-    model.graph.input[1].type.tensor_type.shape.dim[0].dim_param = "k"  # any 1-D k
+    model = _probe_model(TensorProto.FLOAT, 1)
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     for k in ([-1], [-2 ** 63], [4], [2, 2]):
         try:
@@ -162,9 +170,7 @@ def _selection_facts() -> set[str]:
     selects as :func:`ortops.reference.top_k` on a few tie- and NaN-heavy float and double
     inputs, largest 1 and 0, on its heap and sort paths."""
     import onnxruntime as ort
-    from onnx import helper
 
-    from .builder import onnx_top_k_model
     from .reference import top_k
 
     rng = np.random.default_rng(0)
@@ -172,7 +178,7 @@ def _selection_facts() -> set[str]:
     for elem, dtype in ((TensorProto.FLOAT, np.float32), (TensorProto.DOUBLE, np.float64)):
         pool = np.array([np.nan, -np.nan, 1, -np.inf, np.inf, 0.0, -0.0, 2], dtype)
         for largest in (1, 0):
-            model = onnx_top_k_model(11, elem, 2, axis=1, largest=largest, sorted=1)
+            model = _probe_model(elem, largest)
             model.graph.node.append(helper.make_node("TopK", ["X", "K"], ["Set", "SetIndices"], axis=1,
                                                      largest=largest, sorted=0))
             model.graph.output.append(helper.make_tensor_value_info("SetIndices", TensorProto.INT64, [None, None]))

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interop.openvino import attributes
-from .spec import TOP_K
-
 __all__ = ["convert"]
 
 
-def convert(ctx) -> list:
+def convert(ctx, attrs: dict) -> list:
     import openvino as ov
     from openvino import opset11 as ops
 
-    attrs = attributes(ctx, TOP_K)
     data, k = ctx.get_input(0), ctx.get_input(1)
     scalar_shape = ov.op.Constant(np.array([], np.int64))  # opset's constant() refuses an empty array
     k = ops.reshape(k, scalar_shape, special_zero=False)  # [] or [1] -> scalar
