@@ -9,7 +9,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 import numpy as np
 
 from ..ops import OPS as _SPECS
-from ..ops import by_name
+from ..ops.tooling import tooling
 from ..timed_cases import Case, Target, dims
 
 __all__ = ["OPS", "BUILT_INS", "Config", "CONFIGS", "Target", "Case", "OpBench", "dims", "op_bench", "matrix",
@@ -43,7 +43,7 @@ class OpBench(Protocol):
 
 def op_bench(op: str) -> OpBench:
     """The benchmark cases of ``op`` (``ortops/ops/<op>/bench.py``)."""
-    return by_name(op).bench()
+    return tooling(op).bench
 
 
 #: What the ``built-in`` row of each op runs (a plain onnxruntime session).

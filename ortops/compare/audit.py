@@ -20,6 +20,7 @@ import onnx
 
 from .. import divergences
 from ..ops import DOMAINS, OPS
+from ..ops.tooling import TOOLING
 from ..verdicts import Audit, Capture, Finding
 from . import nms
 from .groups import group_nodes
@@ -57,12 +58,12 @@ def _no_audit(capture: Capture) -> Finding:
 
 @functools.lru_cache(maxsize=1)
 def registry() -> dict[tuple[str, str], Audit]:
-    """``(domain, op_type)`` -> :class:`Audit`, from the judge (``judge.py``) of every op folder of
-    ``OPS``; ortops ops without one are still audited."""
+    """``(domain, op_type)`` -> :class:`Audit`, from the judge (``judge.py``) of every op of
+    :data:`ortops.ops.tooling.TOOLING`; ortops ops without one are still audited."""
     audits: dict[tuple[str, str], Audit] = {}
-    for op in OPS:  # each op's judge: OpAudits
-        if op.judge:
-            audits.update(op.judge().AUDITS)
+    for tool in TOOLING:  # each op's judge: OpAudits
+        audits.update(tool.judge.AUDITS)
+    for op in OPS:
         audits.setdefault((op.domain, op.op_type), Audit(_no_audit))
     audits[("", "NonMaxSuppression")] = nms.AUDIT  # no op folder: the audit lives in compare/nms.py
     return audits

@@ -18,6 +18,7 @@ from ..arrays import bitwise_same, describe_difference, short
 from .. import runtime
 from ..errors import OpError
 from ..ops import by_name
+from ..ops.tooling import tooling
 from .cases import Case, Check
 from ..sessions import session_options
 
@@ -94,7 +95,7 @@ def _identical(got, want) -> str:
 def _reference(case: Case):
     """The reference's outputs (a tuple, by the op judge's ``expected``) or its OpError."""
     try:
-        return tuple(by_name(case.op).judge().expected(case.inputs, case.attrs))
+        return tuple(tooling(case.op).judge.expected(case.inputs, case.attrs))
     except OpError as exc:
         return exc
 
@@ -191,7 +192,7 @@ def judge_openvino(case: Case) -> list[Check]:
         return [Check(OPENVINO, "skipped", "no exact standard-ONNX composition", detail=compiled)]
     compiled, names = compiled
     want = _reference(case)
-    oracle = op.judge().OPENVINO
+    oracle = tooling(case.op).judge.OPENVINO
     try:
         result = compiled([case.inputs[name] for name in names])
         got = [np.asarray(result[output]) for output in compiled.outputs]

@@ -17,6 +17,7 @@ from .. import divergences
 from ..arrays import short as arrays_short
 from ..errors import OpError
 from ..ops import by_name
+from ..ops.tooling import tooling
 from ..verdicts import Case, Check
 from .contracts import NcnnJudge
 from ..processes import Outcome, Worker, call_once
@@ -66,7 +67,7 @@ def short(arrays) -> str:
 
 
 def _op_oracle(case: Case) -> NcnnJudge | None:
-    return getattr(by_name(case.op).judge(), "NCNN", None)
+    return getattr(tooling(case.op).judge, "NCNN", None)
 
 
 def close() -> None:

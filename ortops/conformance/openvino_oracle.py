@@ -17,6 +17,7 @@ import numpy as np
 from .. import divergences
 from ..errors import OpError
 from ..ops import by_name
+from ..ops.tooling import tooling
 from ..arrays import first_difference, order_ranks, same, short
 from ..interop.openvino import to_work
 from ..verdicts import Case, Check
@@ -72,7 +73,7 @@ def available() -> bool:
 
 
 def _op_judge(case: Case) -> OpJudge:
-    return by_name(case.op).judge()
+    return tooling(case.op).judge
 
 
 def _op_oracle(case: Case) -> OpenVinoJudge:

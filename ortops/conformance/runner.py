@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Iterable, Sequence
 
-from ..ops import OPS, by_name
+from ..ops.tooling import TOOLING, tooling
 from .. import real_model
 from ..arrays import preview
 from ..verdicts import Difference
@@ -16,17 +16,17 @@ from .contracts import OpJudge, Suite
 __all__ = ["SUITES", "suite", "judge_of", "collect_cases", "judge_case", "run", "complete_differences"]
 
 #: The ops that have conformance cases (:class:`ortops.conformance.contracts.Suite`).
-SUITES = tuple(op.op_type for op in OPS if op.cases)
+SUITES = tuple(t.op.op_type for t in TOOLING)
 
 
 def suite(op: str) -> Suite:
     """The conformance cases of ``op`` (``ortops/ops/<op>/cases.py``)."""
-    return by_name(op).cases()
+    return tooling(op).cases
 
 
 def judge_of(op: str) -> OpJudge:
     """The one judge of ``op`` (``ortops/ops/<op>/judge.py``)."""
-    return by_name(op).judge()
+    return tooling(op).judge
 
 
 def collect_cases(ops: Sequence[str] | None = None, sources: Sequence[str] | None = None) -> tuple[list[Case], list[str]]:
@@ -132,11 +132,10 @@ def complete_differences(case, checks) -> None:
     if not missing:
         return
     from ..errors import OpError
-    from ..ops import by_name
 
     try:
-        outputs = by_name(case.op).judge().expected(case.inputs, case.attrs)
-        names = by_name(case.op).outputs
+        outputs = tooling(case.op).judge.expected(case.inputs, case.attrs)
+        names = tooling(case.op).op.outputs
         ours = "; ".join(f"{n}={preview(o)}" for n, o in zip(names, outputs))
     except OpError as exc:
         ours = f"OpError ({exc.kind}): {exc.detail}"

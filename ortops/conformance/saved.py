@@ -18,6 +18,7 @@ import onnx
 
 from ..errors import OpError
 from ..ops import by_name
+from ..ops.tooling import tooling
 from ..arrays import jsonable, preview
 from ..verdicts import Difference
 from .cases import Case, Check, Result
@@ -31,7 +32,7 @@ INLINE_OUTPUT_ITEMS = 256
 def model_of(case: Case) -> onnx.ModelProto:
     """The ONNX model ortops runs for ``case``: the judge's ``case_model`` when it has one
     (e.g. TopK's bfloat16 cases), else its ``model``."""
-    judge = by_name(case.op).judge()
+    judge = tooling(case.op).judge
     found = judge.case_model(case) if hasattr(judge, "case_model") else None
     return judge.model(case) if found is None else found
 
@@ -40,7 +41,7 @@ def expected_outputs(case: Case) -> dict[str, np.ndarray] | OpError:
     """ortops' expected answer on ``case`` (the spec's reference), by output name, or the
     OpError the spec's checks raise."""
     try:
-        outputs = by_name(case.op).judge().expected(case.inputs, case.attrs)
+        outputs = tooling(case.op).judge.expected(case.inputs, case.attrs)
     except OpError as exc:
         return exc
     return dict(zip(by_name(case.op).outputs, outputs))

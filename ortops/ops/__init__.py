@@ -2,15 +2,17 @@
 
 What an op folder holds (spec, checks, reference, kernel, builder, OpenVINO conversion, lowering,
 divergences, cases, the one judge, bench), and how the tool layers reach it through typing
-Protocols, is in docs/architecture.md. Adding an op is one new folder plus one line in :data:`OPS`.
+Protocols, is in docs/architecture.md. Adding an op is one new folder plus one line in :data:`OPS`
+and one in :data:`ortops.ops.tooling.TOOLING` (the layers that prove it, which import the core
+that loops over OPS, so they are not listed here).
 """
 
 from __future__ import annotations
 
-from .arg_max.spec import ARG_MAX
-from .scatter_elements_update.spec import SCATTER_ELEMENTS_UPDATE
+from .arg_max import ARG_MAX
+from .scatter_elements_update import SCATTER_ELEMENTS_UPDATE
 from .spec import NCNN_DOMAIN, OPENVINO_DOMAIN, AttrDef, OpSpec
-from .top_k.spec import TOP_K
+from .top_k import TOP_K
 
 __all__ = ["OPS", "DOMAINS", "TOP_K", "SCATTER_ELEMENTS_UPDATE", "ARG_MAX", "OPENVINO_DOMAIN", "NCNN_DOMAIN",
            "AttrDef", "OpSpec", "find_op", "by_name"]

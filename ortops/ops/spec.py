@@ -2,9 +2,9 @@
 
 Each folder ``ortops/ops/<op>/spec.py`` holds one :class:`OpSpec`: domain, inputs, outputs,
 attributes with the spec's defaults, the one table of accepted types, how float16/bfloat16
-are carried around the bridge, the bridge's registration variants, shape inference, and
-where its reference, kernel, OpenVINO conversion, cases and judge live. The shared
-layers (bridge, schemas, session, OpenVINO interop, conformance runner) loop over
+are carried around the bridge, the bridge's registration variants and shape inference. The
+folder's ``__init__.py`` adds where its reference, kernel, OpenVINO conversion and lowering
+live. The shared layers (bridge, schemas, session, OpenVINO interop, lowering) loop over
 :data:`ortops.ops.OPS` and read these fields; none of them tests an op's name.
 """
 
@@ -137,8 +137,8 @@ class Variant:
 
 class Deferred:
     """A callable that ``load()`` returns on first use: ``load`` is a small function in the op's
-    folder that imports the layer (a plain relative import), so that a spec imports nothing
-    heavy and the layers, which import the core that holds the spec, form no import cycle."""
+    ``__init__.py`` that imports the layer (a plain relative import), so that importing the op
+    list imports nothing heavy."""
 
     def __init__(self, load: Callable[[], Callable]):
         self.load = load
@@ -202,19 +202,19 @@ class OpSpec:
         The private bridge registrations chosen by attributes; empty: one registration.
     infer_shapes : callable or None
         ONNX type and shape inference, ``infer(ctx)``.
-    reference, kernel : Deferred
+    reference, kernel : Deferred or None
         The NumPy reference and the fast kernel the bridge runs, both
         ``f(*inputs, **attributes)``.
-    openvino : Deferred
-        The OpenVINO ONNX-frontend converter, ``convert(node_context) -> outputs``.
-    lowering, cases, judge, bench : callable or None
-        Each returns the op's layer that a shared layer or tool needs, imported on first call
-        (a function of the op's ``spec.py``); each tool layer states what it needs as a
-        ``typing.Protocol``: the lowering (:class:`ortops.lowering.Lowering`), the conformance
-        cases (:class:`ortops.conformance.contracts.Suite`), the one judge of the op's answers
-        for every caller (:class:`ortops.conformance.contracts.OpJudge`, with its
-        OpenVINO and ncnn parts, and :class:`ortops.compare.audit.OpAudits`), the bench cases
-        (:class:`ortops.bench.cases.OpBench`). None: the op has no such layer.
+    openvino : Deferred or None
+        The OpenVINO ONNX-frontend converter, ``convert(node_context, attrs) -> outputs``; the
+        attributes come parsed (:func:`ortops.interop.openvino.attributes`).
+    lowering : callable or None
+        Returns the op's lowering (:class:`ortops.lowering.Lowering`), imported on first call.
+
+        These four are the layers a session or a runtime runs. ``ortops/ops/<op>/spec.py`` holds
+        the spec without them (the layers import it); ``ortops/ops/<op>/__init__.py`` adds them,
+        each imported on first use. The layers that prove an op (its conformance cases, its
+        judge, its bench cases) are in :data:`ortops.ops.tooling.TOOLING`.
     divergences : tuple of Divergence
         The op's own known divergences (``ortops/ops/<op>/divergences.py``), collected by
         :data:`ortops.divergences.DIVERGENCES`.
@@ -241,9 +241,6 @@ class OpSpec:
     kernel: Deferred | None = field(default=None, compare=False)
     openvino: Deferred | None = field(default=None, compare=False)
     lowering: Callable[[], Any] | None = field(default=None, compare=False)
-    cases: Callable[[], Any] | None = field(default=None, compare=False)
-    judge: Callable[[], Any] | None = field(default=None, compare=False)
-    bench: Callable[[], Any] | None = field(default=None, compare=False)
     divergences: tuple[Divergence, ...] = field(default=(), compare=False)
     session_path: str | Callable[[dict, tuple | None, int], str] = "pyop"
 

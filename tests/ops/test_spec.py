@@ -17,6 +17,7 @@ from ortops.errors import OpError
 from ortops.lowering import Lowering
 from ortops.ops import ARG_MAX, DOMAINS, OPS, SCATTER_ELEMENTS_UPDATE, TOP_K, by_name, find_op
 from ortops.ops.spec import OpSpec
+from ortops.ops.tooling import TOOLING, OpTooling, tooling
 
 
 def test_the_op_list():
@@ -26,6 +27,11 @@ def test_the_op_list():
     assert by_name("TopK") is TOP_K
     with pytest.raises(KeyError):
         by_name("Sort")
+    # The layers that prove each op: one entry per op, in the same order, for the same objects.
+    assert len(TOOLING) == len(OPS) and all(t.op is op for t, op in zip(TOOLING, OPS))
+    assert tooling("ArgMax").op is ARG_MAX
+    with pytest.raises(KeyError):
+        tooling("Sort")
 
 
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.op_type)
@@ -45,29 +51,29 @@ def test_every_spec_is_complete_and_consistent(op: OpSpec):
     assert path in ("lowered", "pyop")
 
 
-#: Each contract a tool layer states as a Protocol, and the OpSpec link (or the member of the
-#: op's judge) that fulfils it.
+#: Each contract a tool layer states as a Protocol, and the layer of the op's :class:`OpTooling`
+#: (its spec's lowering, or a member of its judge) that fulfils it.
 CONTRACTS = {"lowering": Lowering, "cases": Suite, "judge": OpJudge, "judge.OPENVINO": OpenVinoJudge,
              "judge.NCNN": NcnnJudge, "bench": OpBench, "judge.AUDITS": OpAudits}
 
 
-def _layer(op: OpSpec, link: str):
-    """What fulfils ``link`` for ``op``, or None when the op has none."""
+def _layer(tool: OpTooling, link: str):
+    """What fulfils ``link`` for the op of ``tool``, or None when the op has none."""
     name, _, member = link.partition(".")
-    load = getattr(op, name)
-    if load is None or member in ("", "AUDITS"):
-        return load and load()
-    return getattr(load(), member, None)
+    if name == "lowering":
+        return tool.op.lowering and tool.op.lowering()
+    layer = getattr(tool, name)
+    return layer if member in ("", "AUDITS") else getattr(layer, member, None)
 
 
 def _members(protocol) -> set[str]:
     return {name for name in vars(protocol) if not name.startswith("_")} | set(protocol.__annotations__)
 
 
-@pytest.mark.parametrize("op", OPS, ids=lambda op: op.op_type)
+@pytest.mark.parametrize("tool", TOOLING, ids=lambda tool: tool.op.op_type)
 @pytest.mark.parametrize("link", CONTRACTS)
-def test_every_op_keeps_every_contract(op: OpSpec, link: str):
-    layer, protocol = _layer(op, link), CONTRACTS[link]
+def test_every_op_keeps_every_contract(tool: OpTooling, link: str):
+    op, layer, protocol = tool.op, _layer(tool, link), CONTRACTS[link]
     if layer is None:
         assert link in ("judge.NCNN", "lowering"), f"{op.op_type} has no {link}"  # only these are optional
         return
@@ -89,9 +95,10 @@ def test_a_layer_that_breaks_its_contract_is_caught():
             return []
 
     assert not isinstance(Incomplete(), OpJudge)  # no topics, model, expected or OPENVINO
-    assert isinstance(TOP_K.cases(), Suite) and not isinstance(TOP_K.cases(), NcnnJudge)
-    assert isinstance(TOP_K.judge(), OpJudge) and not hasattr(TOP_K.judge(), "NCNN")
-    assert isinstance(ARG_MAX.judge().NCNN, NcnnJudge)
+    top_k = tooling("TopK")
+    assert isinstance(top_k.cases, Suite) and not isinstance(top_k.cases, NcnnJudge)
+    assert isinstance(top_k.judge, OpJudge) and not hasattr(top_k.judge, "NCNN")
+    assert isinstance(tooling("ArgMax").judge.NCNN, NcnnJudge)
 
 
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.op_type)

@@ -24,10 +24,10 @@ from ...sessions import ortops_session, plain_session
 from ...verdicts import Audit, Capture, Case, Check, Finding, difference, verdict
 from ..selection import judge_selection
 from ..spec import NCNN_DOMAIN
+from . import ARG_MAX
 from .builder import arg_max_model, arg_max_side_by_side, onnx_arg_max_equivalent_model
 from .checks import FLOAT32_EXACT_INT_MAX
 from .ncnn import run
-from .spec import ARG_MAX
 
 __all__ = ["OP", "EXACT", "NAIVE", "judge", "topics", "model", "expected", "OPENVINO", "NCNN", "AUDITS"]
 

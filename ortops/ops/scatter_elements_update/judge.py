@@ -28,6 +28,7 @@ from ...interop.openvino import to_work
 from ...sessions import BuiltinUnavailable, ort_version, ortops_session, plain_session
 from ...verdicts import Audit, Capture, Case, Check, Difference, Finding, difference, verdict
 from ..spec import OPENVINO_DOMAIN
+from . import SCATTER_ELEMENTS_UPDATE
 from .builder import (
     ONNX_REDUCTION,
     SCATTER_ELEMENTS_REDUCTIONS,
@@ -37,7 +38,6 @@ from .builder import (
     scatter_mean_composition,
 )
 from .reference import reduction_identity
-from .spec import SCATTER_ELEMENTS_UPDATE
 
 __all__ = ["OP", "judge", "topics", "model", "expected", "flat_targets", "OPENVINO", "AUDITS"]
 

@@ -1,12 +1,11 @@
-"""``ortops.openvino::ScatterElementsUpdate``: OpenVINO ScatterElementsUpdate-12, as data."""
+"""``ortops.openvino::ScatterElementsUpdate``: OpenVINO ScatterElementsUpdate-12, as data: the
+spec alone, which its layers import; :data:`ortops.ops.OPS` holds it with them (``__init__.py``)."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from ... import dtypes
 from .divergences import DIVERGENCES
-from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, Deferred, OpSpec, TypeParam
+from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, OpSpec, TypeParam
 
 __all__ = ["SCATTER_ELEMENTS_UPDATE", "REDUCTIONS"]
 
@@ -18,24 +17,6 @@ def _infer(ctx) -> None:
     data_type = ctx.get_input_type(0)
     if data_type is not None:
         ctx.set_output_type(0, data_type)
-
-
-# The layers on the path of a session, each imported alone on first use, then the others together:
-# plain relative imports of layers that import the core holding this spec (links that
-# tests/test_structure.py allows, and no other upward import).
-def _kernel():
-    from .kernel import scatter_elements_update
-    return scatter_elements_update
-
-
-def _lowering():
-    from . import lowering
-    return lowering
-
-
-def _layers():
-    from . import bench, cases, judge, openvino, reference
-    return SimpleNamespace(bench=bench, cases=cases, judge=judge, openvino=openvino, reference=reference)
 
 
 SCATTER_ELEMENTS_UPDATE = OpSpec(
@@ -66,13 +47,6 @@ SCATTER_ELEMENTS_UPDATE = OpSpec(
     # float64 holds a sum or mean exactly enough to round once, back to the original type.
     carrier=Carrier(via="double", inputs=(0, 2), rounds=True),
     infer_shapes=_infer,
-    reference=Deferred(lambda: _layers().reference.scatter_elements_update),
-    kernel=Deferred(_kernel),
-    openvino=Deferred(lambda: _layers().openvino.convert),
-    cases=lambda: _layers().cases,
-    judge=lambda: _layers().judge,
-    bench=lambda: _layers().bench,
-    lowering=_lowering,
     divergences=DIVERGENCES,
     session_path="pyop",  # measured: NumPy behind the bridge beats ORT's ScatterElements (docs/performance.md)
 )

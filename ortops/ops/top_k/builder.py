@@ -8,7 +8,8 @@ import onnx
 from onnx import TensorProto, helper
 
 from ... import dtypes
-from .spec import INDEX_ELEMENT_TYPES, TOP_K
+from .checks import INDEX_ELEMENT_TYPES
+from .spec import TOP_K
 from ...builder.common import custom_node, dims, make_model
 
 __all__ = ["TOP_K_VERSIONS", "top_k", "onnx_top_k", "top_k_model", "onnx_top_k_model", "top_k_side_by_side"]

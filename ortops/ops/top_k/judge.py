@@ -27,7 +27,8 @@ from ...sessions import BuiltinUnavailable, ort_version, ortops_session, plain_s
 from ...verdicts import Audit, Capture, Case, Check, Difference, Finding, difference, verdict
 from ..selection import judge_selection, valid_selection
 from ..spec import OPENVINO_DOMAIN
-from .spec import INDEX_ELEMENT_TYPES, TOP_K
+from . import TOP_K
+from .checks import INDEX_ELEMENT_TYPES
 
 __all__ = ["judge", "topics", "model", "expected", "case_model", "valid_top_k", "OPENVINO", "AUDITS"]
 

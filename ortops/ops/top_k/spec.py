@@ -1,21 +1,18 @@
-"""``ortops.openvino::TopK``: OpenVINO TopK-11, as data."""
+"""``ortops.openvino::TopK``: OpenVINO TopK-11, as data: the spec alone, which its layers import;
+:data:`ortops.ops.OPS` holds it with them (``__init__.py``)."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-import numpy as np
 from onnx.helper import make_tensor_type_proto
 
 from ... import dtypes
 from ..inference import attr_value, constant_scalar, input_dims
+from .checks import INDEX_ELEMENT_TYPES
 from .divergences import DIVERGENCES
-from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, Deferred, OpSpec, TypeParam, Variant
+from ..spec import OPENVINO_DOMAIN, RAW_INDEX_TYPES, AttrDef, Carrier, OpSpec, TypeParam, Variant
 
 __all__ = ["TOP_K", "INDEX_ELEMENT_TYPES"]
 
-#: The ``index_element_type`` attribute values and the dtypes of the indices they choose.
-INDEX_ELEMENT_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 #: index_element_type -> the ONNX name of the indices' type.
 _INDEX_TYPES = {name: dtypes.from_numpy(dtype).name for name, dtype in INDEX_ELEMENT_TYPES.items()}
 
@@ -36,24 +33,6 @@ def _infer(ctx) -> None:
     index_row = dtypes.from_name(_INDEX_TYPES.get(index_type, _INDEX_TYPES["i32"]))
     ctx.set_output_type(0, make_tensor_type_proto(data_type.tensor_type.elem_type, dims))
     ctx.set_output_type(1, make_tensor_type_proto(index_row.onnx, dims))
-
-
-# The layers on the path of a session, each imported alone on first use, then the others together:
-# plain relative imports of layers that import the core holding this spec (links that
-# tests/test_structure.py allows, and no other upward import).
-def _kernel():
-    from .kernel import top_k
-    return top_k
-
-
-def _lowering():
-    from . import lowering
-    return lowering
-
-
-def _layers():
-    from . import bench, cases, judge, openvino, reference
-    return SimpleNamespace(bench=bench, cases=cases, judge=judge, openvino=openvino, reference=reference)
 
 
 TOP_K = OpSpec(
@@ -86,13 +65,6 @@ TOP_K = OpSpec(
     variants=tuple(Variant(f"_{name}", (("index_element_type", name),), (("T_IND", (t,)),))
                    for name, t in _INDEX_TYPES.items()),
     infer_shapes=_infer,
-    reference=Deferred(lambda: _layers().reference.top_k),
-    kernel=Deferred(_kernel),
-    openvino=Deferred(lambda: _layers().openvino.convert),
-    cases=lambda: _layers().cases,
-    judge=lambda: _layers().judge,
-    bench=lambda: _layers().bench,
-    lowering=_lowering,
     divergences=DIVERGENCES,
     session_path="lowered",
 )
