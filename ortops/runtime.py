@@ -20,7 +20,7 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Hashable, Sequence, TypeVar
 
-__all__ = ["inner_session", "cached", "entries", "clear", "pool", "parallel_map", "worker_count", "THREADS_ENV", "Interrupt", "guard_signals",
+__all__ = ["inner_session", "cached", "entries", "clear", "pool", "parallel_map", "worker_count", "usable_cpus", "THREADS_ENV", "Interrupt", "guard_signals",
            "bridge_code", "kernel_started", "kernel_finished", "redeliver", "deliver", "abandon"]
 
 T = TypeVar("T")
@@ -38,6 +38,14 @@ _caches: dict[str, tuple] = {}  # name -> (lock, functools.lru_cache, the entrie
 _abandoned: list = []  # the parent's pool and sessions, in a forked child: never destroyed
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity), at least 1."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def worker_count() -> int:
     """Worker threads of the pool: ``ORTOPS_NUM_THREADS - 1``, or the usable CPUs - 1 (at most 15)."""
     configured = os.environ.get(THREADS_ENV, "").strip()
@@ -46,11 +54,7 @@ def worker_count() -> int:
             return max(int(configured), 1) - 1
         except ValueError:
             pass  # an unparsable value falls back to the default
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return min(max(cpus - 1, 0), _MAX_WORKERS)
+    return min(max(usable_cpus() - 1, 0), _MAX_WORKERS)
 
 
 def pool() -> ThreadPoolExecutor | None:

@@ -16,6 +16,7 @@ from .errors import OpError
 from .graph import (DEFAULT_DOMAINS, Names, check_node, check_nodes, external_tensors, function_graphs, graphs,
                     load_model, model_graphs)
 from .lowering import ERRORS_TRANSLATED, lower, runtime_facts
+from .ops.compose import PARALLEL
 from .ops import DOMAINS
 from .ops.spec import OpSpec
 from .value_info import CARRIED_ELEM_TYPES, ValueInfo, check_axes, check_input_types
@@ -449,9 +450,17 @@ def _point_at_external_data(options, folder: str | None) -> None:
         options.add_session_config_entry(_EXTERNAL_DATA_FOLDER_KEY, folder)
 
 
-def _lower_for_session(model: onnx.ModelProto, path: str, info: ValueInfo | None):
+def _parallel(options) -> bool:
+    """Whether ORT runs a session with ``options`` on two intra-op threads or more: their thread
+    count, or ORT's default (0: one per core) on a machine with more than one (logical) core."""
+    threads = options.intra_op_num_threads if options is not None else 0
+    return threads > 1 or (threads == 0 and runtime.usable_cpus() > 1)
+
+
+def _lower_for_session(model: onnx.ModelProto, path: str, info: ValueInfo | None, parallel: bool):
     """``(model, report)``: ``model`` with the nodes ``path`` chooses lowered (guarded), and
-    the :class:`ortops.LoweringReport` (None for ``path="pyop"``)."""
+    the :class:`ortops.LoweringReport` (None for ``path="pyop"``); ``parallel``: the session
+    runs on two threads or more (:data:`ortops.ops.compose.PARALLEL`)."""
     if path not in PATHS:
         raise ValueError(f"path={path!r} must be one of {PATHS}")
     if path == "pyop":
@@ -469,7 +478,8 @@ def _lower_for_session(model: onnx.ModelProto, path: str, info: ValueInfo | None
                 f"path='auto' keeps {op.op_type} as a PyOp: it measured faster than its lowered composition "
                 "(path='lowered' lowers it)")
     # The session re-runs a failed call on the PyOp path (InferenceSession._translated).
-    return lower(model, fallback="pyop", ops=chosen, assume=runtime_facts() | {ERRORS_TRANSLATED}, info=info)
+    facts = runtime_facts() | {ERRORS_TRANSLATED} | ({PARALLEL} if parallel else set())
+    return lower(model, fallback="pyop", ops=chosen, assume=facts, info=info)
 
 
 class InferenceSession:
@@ -543,7 +553,7 @@ class InferenceSession:
         register_schemas()
         # onnx's shape inference, once: the lowering and prepare_model share it
         info = ValueInfo(loaded) if path != "pyop" else None
-        lowered, self.lowering = _lower_for_session(loaded, path, info)
+        lowered, self.lowering = _lower_for_session(loaded, path, info, _parallel(sess_options))
         unwidened: list[tuple[onnx.NodeProto, list[str], str]] = []
         # Every ortops node lowered: nothing for prepare_model to check or rewrite.
         ours = any(n.domain in DOMAINS for body in model_graphs(lowered) for n in body.node)

@@ -12,7 +12,7 @@ from onnx import TensorProto
 
 from ..portable import best, positions
 
-__all__ = ["NAN_ORDER", "ERRORS_TRANSLATED", "NotLowerable", "no_nan", "select", "positions"]
+__all__ = ["NAN_ORDER", "ERRORS_TRANSLATED", "PARALLEL", "NotLowerable", "no_nan", "select", "positions"]
 
 #: The runtime fact (probed by TopK's lowering, :func:`ortops.lowering.runtime_facts`) that ORT's
 #: TopK-11 orders NaN as ortops does, which makes the NaN hazard unnecessary.
@@ -20,6 +20,9 @@ NAN_ORDER = "topk_nan_order"
 #: In ``assume`` (:func:`ortops.lowering.lower`): the caller turns an ORT failure of a lowered node
 #: into the PyOp's OpError, so a guarded lowering may fail in a standard node instead of an If.
 ERRORS_TRANSLATED = "errors_translated"
+#: In ``assume``: the caller's ORT session runs its kernels on two threads or more, so a
+#: composition may prefer a layout whose kernels ORT splits between threads.
+PARALLEL = "intra_op_parallel"
 
 
 class NotLowerable(Exception):

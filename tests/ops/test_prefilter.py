@@ -58,10 +58,11 @@ def cases(draw):
     return data, k, attrs, block
 
 
-def model(dtype, shape, k: int, attrs: dict) -> onnx.ModelProto:
-    """An ortops TopK over the last axis with a constant k and a static shape (what the rule needs)."""
+def model(dtype, shape, k: int, attrs: dict, axis: int = -1) -> onnx.ModelProto:
+    """An ortops TopK (over the last axis by default) with a constant k and a static shape (what
+    the rule needs)."""
     elem = dtypes.from_numpy(np.dtype(dtype)).onnx
-    m = builder.top_k_model(elem, len(shape), axis=-1, **attrs)
+    m = builder.top_k_model(elem, len(shape), axis=axis, **attrs)
     m.graph.initializer.append(numpy_helper.from_array(np.array([k], np.int64), "k"))
     del m.graph.input[1]
     for dim, value in zip(m.graph.input[0].type.tensor_type.shape.dim, shape):

@@ -26,6 +26,9 @@ TopK unsorted where ORT's ``sorted=0`` selects the same set: ``"topk_unsorted_se
   hazard, the prefilter brings it back.
 * ``sort="index"`` with a constant k equal to a static axis length selects every element in
   index order: the data itself and the positions, no sort.
+* A strided axis with no row before it (a static shape, large enough): in a session on two
+  threads or more (``PARALLEL``) the data is transposed so that the axis is last, where ORT's
+  TopK splits the slices between threads, and the outputs transposed back (exact).
 * Standalone (``fallback="none"``): no reliance on any runtime's order of equal values
   (:func:`ortops.portable.best`; OpenVINO's ONNX TopK is not stable); the prefilter's graph
   form there is :func:`ortops.portable.prefiltered`, with its own rule (:data:`PORTABLE_RULE`:
@@ -35,6 +38,7 @@ TopK unsorted where ORT's ``sorted=0`` selects the same set: ``"topk_unsorted_se
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import onnx
@@ -43,7 +47,7 @@ from onnx import TensorProto, helper
 from ...checks import INT32_MAX
 from ...portable import PAIRWISE_MAX, PORTABLE, finite, pairwise, prefiltered, wide_int
 from .. import prefilter
-from ..compose import ERRORS_TRANSLATED, NAN_ORDER, NotLowerable, no_nan, positions, select
+from ..compose import ERRORS_TRANSLATED, NAN_ORDER, PARALLEL, NotLowerable, no_nan, positions, select
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "select", "WIDENED"]
 
@@ -311,6 +315,42 @@ def _k_failing_in_topk(b, site) -> str:
     return b.add("Where", [bad, b.const(np.array([-1], np.int64)), k])
 
 
+#: Where the axis is moved last (:func:`_moved_last`): at least this many elements after the
+#: axis, and this many elements in all (or half as many, with a constant k >= 2).
+MOVED_LAST_INNER, MOVED_LAST_ELEMENTS = 64, 2**18
+
+
+def _moved_last(site) -> list[int] | None:
+    """The permutation that moves the axis last, where that measured faster in a session on two
+    threads or more (docs/performance.md, "A leading strided axis"), else None.
+
+    ORT's TopK splits the rows before the axis between threads, and reads a strided axis one
+    slice at a time: with no row before the axis it runs on one thread. Transposed, every slice
+    is a row. Needs a static shape with no element before the axis, and the axis not last.
+    """
+    shape, axis = site.shapes[0], _axis(site)
+    if PARALLEL not in site.assume or shape is None or None in shape or axis == len(shape) - 1:
+        return None
+    n, k = math.prod(shape), _static_k(site)
+    if math.prod(shape[:axis]) != 1 or math.prod(shape[axis + 1:]) < MOVED_LAST_INNER:
+        return None
+    if n < MOVED_LAST_ELEMENTS and not (2 * n >= MOVED_LAST_ELEMENTS and k is not None and k >= 2):
+        return None
+    return [d for d in range(len(shape)) if d != axis] + [axis]
+
+
+def _compose_moved_last(b, site, nan: bool, perm: list[int]) -> list[str]:
+    """:func:`_compose` on the data transposed by ``perm`` (the axis last), its outputs
+    transposed back: exact, a permutation moves no element within a slice."""
+    node = onnx.NodeProto()
+    node.CopyFrom(site.node)
+    node.input[0] = b.add("Transpose", [site.node.input[0]], perm=perm)
+    moved = replace(site, node=node, attrs={**site.attrs, "axis": len(perm) - 1},
+                    shapes=[tuple(site.shapes[0][d] for d in perm), *site.shapes[1:]], assume=site.assume - {PARALLEL})
+    back = [int(d) for d in np.argsort(perm)]
+    return [b.add("Transpose", [out], perm=back) for out in _compose(b, moved, nan, prefilter_ok=False)]
+
+
 def fast(b, site) -> list[str]:
     return _compose(b, site, nan=False)
 
@@ -319,13 +359,14 @@ def exact(b, site) -> list[str]:
     return _compose(b, site, nan=True)
 
 
-def _compose(b, site, nan: bool) -> list[str]:
+def _compose(b, site, nan: bool, prefilter_ok: bool = True) -> list[str]:
+    """The outputs for ``site``; ``prefilter_ok=False``: never prefilter (the hazards were
+    worked out for another layout)."""
     data = site.node.input[0]
     axis, attrs = _axis(site), site.attrs
-    key = _key(b, site)
     dtype = np.float64 if site.elem_types[0] == TensorProto.DOUBLE else np.float32
     largest, by_index = int(attrs["mode"] == "max"), attrs["sort"] == "index"
-    block = None if nan else _block(site, not b.guarded)
+    block = None if nan or not prefilter_ok else _block(site, not b.guarded)
     static = _static_k(site)
     if by_index and static is not None and static == site.shapes[0][axis]:
         # Every element selected, in index order: the data as it is (NaN included), no sort.
@@ -333,6 +374,10 @@ def _compose(b, site, nan: bool) -> list[str]:
         if attrs["index_element_type"] == "i32":
             indices = b.cast(indices, TensorProto.INT32)
         return [values, indices]
+    perm = _moved_last(site) if b.guarded and block is None else None
+    if perm is not None:
+        return _compose_moved_last(b, site, nan, perm)
+    key = _key(b, site)
     if _pairwise(b, site):
         values, indices = pairwise(b, key, _k(b, site), site.shapes[0][axis], site.ranks[0], largest,
                                    nan=site.elem_types[0] in _FLOATS, by_index=by_index, dtype=dtype,
