@@ -473,7 +473,7 @@ def _lower_for_session(model: onnx.ModelProto, path: str, info: ValueInfo | None
             op, attrs = check_node(node)
             where = op.session_path
             if callable(where):
-                where = where(attrs, info.shape(node.input[0]), info.elem_type(node.input[0]))
+                where = where(attrs, [info.shape(x) for x in node.input], [info.elem_type(x) for x in node.input])
             return where == "lowered" or (
                 f"path='auto' keeps {op.op_type} as a PyOp: it measured faster than its lowered composition "
                 "(path='lowered' lowers it)")

@@ -221,8 +221,9 @@ class OpSpec:
     session_path : str or callable
         The path :class:`ortops.InferenceSession` takes for the op by default (``"lowered"`` or
         ``"pyop"``): the faster exact one, as measured (docs/performance.md); or
-        ``session_path(attrs, shape, elem_type) -> str`` choosing it per node from its
-        attributes and its first input's static shape (None if unknown) and ONNX type.
+        ``session_path(attrs, shapes, elem_types) -> str`` choosing it per node from its
+        attributes and each input's shape (None where unknown, a dimension None where not a
+        number) and ONNX type (0 where unknown).
     """
 
     domain: str
@@ -242,7 +243,7 @@ class OpSpec:
     openvino: Deferred | None = field(default=None, compare=False)
     lowering: Callable[[], Any] | None = field(default=None, compare=False)
     divergences: tuple[Divergence, ...] = field(default=(), compare=False)
-    session_path: str | Callable[[dict, tuple | None, int], str] = "pyop"
+    session_path: str | Callable[[dict, list, list], str] = "pyop"
 
     def type_param(self, name: str) -> TypeParam:
         """The :class:`TypeParam` called ``name``."""

@@ -47,7 +47,8 @@ def test_every_spec_is_complete_and_consistent(op: OpSpec):
     # The session's path: a fixed one, or one chosen per node (here: defaults, unknown shape).
     path = op.session_path
     if callable(path):
-        path = path({a.name: a.default for a in op.attrs}, None, dtypes.from_name(op.type_params[0].types[0]).onnx)
+        elem = dtypes.from_name(op.type_params[0].types[0]).onnx
+        path = path({a.name: a.default for a in op.attrs}, [None] * len(op.inputs), [elem] * len(op.inputs))
     assert path in ("lowered", "pyop")
 
 

@@ -32,8 +32,8 @@ def _lowering():
     return lowering
 
 
-def _session_path(attrs: dict, shape: tuple | None, elem_type: int) -> str:
-    return _lowering().session_path(attrs["topk"], shape, elem_type)
+def _session_path(attrs: dict, shapes: list, elem_types: list) -> str:
+    return _lowering().session_path(attrs["topk"], shapes[0], elem_types[0])
 
 
 ARG_MAX = replace(_SPEC, reference=Deferred(_reference), kernel=Deferred(_kernel), openvino=Deferred(_openvino),

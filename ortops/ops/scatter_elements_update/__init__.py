@@ -33,5 +33,9 @@ def _lowering():
     return lowering
 
 
+def _session_path(attrs: dict, shapes: list, elem_types: list) -> str:
+    return _lowering().session_path(shapes[0], shapes[2])
+
+
 SCATTER_ELEMENTS_UPDATE = replace(_SPEC, reference=Deferred(_reference), kernel=Deferred(_kernel),
-                                  openvino=Deferred(_openvino), lowering=_lowering)
+                                  openvino=Deferred(_openvino), lowering=_lowering, session_path=_session_path)

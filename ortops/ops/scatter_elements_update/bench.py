@@ -68,8 +68,9 @@ def _openvino_scatter(p: dict):
 
 
 def ortops_model(p: dict):
-    """The model of the ``ortops`` rows (and of every execution path): axis 0 as a constant,
-    as models hold it (the lowering needs it constant)."""
+    """The model of the ``ortops`` rows (and of every execution path): axis 0 as a constant and
+    the shapes static, as an exported model holds them (the lowering needs the axis constant;
+    ``path="auto"`` lowers small static shapes)."""
     from onnx import TensorProto, numpy_helper
 
     from .builder import scatter_elements_update_model
@@ -78,6 +79,10 @@ def ortops_model(p: dict):
                                           use_init_val=p["use_init_val"])
     model.graph.initializer.append(numpy_helper.from_array(np.array([0], np.int64), "axis"))
     inputs = [i for i in model.graph.input if i.name != "axis"]
+    for value, shape in zip(inputs, (p["data_shape"], p["updates_shape"], p["updates_shape"])):
+        for dim, size in zip(value.type.tensor_type.shape.dim, shape):
+            dim.Clear()
+            dim.dim_value = size
     del model.graph.input[:]
     model.graph.input.extend(inputs)
     return model

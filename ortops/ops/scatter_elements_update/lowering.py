@@ -32,7 +32,7 @@ from ... import dtypes
 from ..compose import NotLowerable
 from .reference import reduction_identity
 
-__all__ = ["prepare", "checks", "hazards", "fast", "exact", "CONSTANT_INPUTS"]
+__all__ = ["prepare", "checks", "hazards", "fast", "exact", "session_path", "CONSTANT_INPUTS", "SMALL"]
 
 #: The inputs that must be constants for the node to be lowered.
 CONSTANT_INPUTS = ("axis",)
@@ -43,6 +43,21 @@ _HALF = (TensorProto.FLOAT16, TensorProto.BFLOAT16)
 _WIDE_INTS = (TensorProto.INT64, TensorProto.UINT64)
 _NATIVE_INDICES = (TensorProto.INT32, TensorProto.INT64)
 _BIG = 2 ** 62  # an integer key above every position key
+
+
+#: The most elements of data and of updates, each, on which ``path="auto"`` lowers the node:
+#: there the composition's fixed cost is below the bridge's (docs/performance.md).
+SMALL = 8192
+
+
+def session_path(data_shape: tuple | None, updates_shape: tuple | None) -> str:
+    """The faster exact path for a session (``OpSpec.session_path``): ``"lowered"`` where data
+    and updates have static shapes of at most :data:`SMALL` elements each, else ``"pyop"``
+    (ortops' NumPy kernel). Where the node cannot be lowered (the axis not a constant, float16
+    sums, ...), the session keeps the PyOp all the same."""
+    shapes = (data_shape, updates_shape)
+    small = all(s is not None and None not in s and int(np.prod(s)) <= SMALL for s in shapes)
+    return "lowered" if small else "pyop"
 
 
 def _axis(site) -> int:

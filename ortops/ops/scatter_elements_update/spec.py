@@ -48,5 +48,4 @@ SCATTER_ELEMENTS_UPDATE = OpSpec(
     carrier=Carrier(via="double", inputs=(0, 2), rounds=True),
     infer_shapes=_infer,
     divergences=DIVERGENCES,
-    session_path="pyop",  # measured: NumPy behind the bridge beats ORT's ScatterElements (docs/performance.md)
 )

@@ -139,3 +139,47 @@ def test_uint64_indices_are_kept():
     model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([0], np.int64), "axis"))
     _, report = ortops.lower(model)
     assert "uint64 indices" in report.kept[0].reason
+
+
+def _static_model(dtype, data_shape, updates_shape, axis=0, **attrs):
+    """ScatterElementsUpdate on static shapes, the axis a constant (or an input: ``axis=None``)."""
+    model = builder.scatter_elements_update_model(dtypes.from_numpy(np.dtype(dtype)).onnx, len(data_shape), **attrs)
+    for value, shape in zip(model.graph.input, (data_shape, updates_shape, updates_shape)):
+        for dim, size in zip(value.type.tensor_type.shape.dim, shape):
+            dim.Clear()
+            dim.dim_value = size
+    if axis is not None:
+        model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([axis], np.int64), "axis"))
+        kept = [i for i in model.graph.input if i.name != "axis"]
+        del model.graph.input[:]
+        model.graph.input.extend(kept)
+    return model
+
+
+def test_auto_lowers_small_static_shapes():
+    """path="auto" lowers ScatterElementsUpdate where data and updates are static and hold at most
+    8192 elements each (measured faster than the PyOp there); the guard still routes a bad index
+    to the PyOp's OpError. Elsewhere, and where the node cannot be lowered, the PyOp stays."""
+    rng = np.random.default_rng(0)
+    for data_shape, updates_shape, dtype in (((2, 4), (4, 4), np.float32), ((64, 128), (64, 128), np.int32)):
+        for reduction in ("sum", "mean", "max"):
+            sess = ortops.InferenceSession(_static_model(dtype, data_shape, updates_shape, reduction=reduction))
+            assert [n.op for n in sess.lowering.lowered] == ["ortops.openvino::ScatterElementsUpdate"]
+            data = rng.integers(-9, 9, data_shape).astype(dtype)
+            indices = rng.integers(-data_shape[0], data_shape[0], updates_shape).astype(np.int64)
+            updates = rng.integers(-9, 9, updates_shape).astype(dtype)
+            got = sess.run(None, {"data": data, "indices": indices, "updates": updates})[0]
+            assert_identical(got, reference.scatter_elements_update(data, indices, updates, 0, reduction=reduction))
+            indices[-1, -1] = data_shape[0]
+            with pytest.raises(ortops.OpError) as info:
+                sess.run(None, {"data": data, "indices": indices, "updates": updates})
+            assert info.value.kind == "index_range"
+    for model in (_static_model(np.float32, (91, 91), (4, 91)),  # 8281 elements of data
+                  _static_model(np.float32, (2, 4), (8193, 4)),
+                  builder.scatter_elements_update_model(TensorProto.FLOAT, 2)):  # shapes not static
+        kept = ortops.InferenceSession(model).lowering.kept
+        assert len(kept) == 1 and "path='auto' keeps ScatterElementsUpdate as a PyOp" in kept[0].reason
+    for model, why in ((_static_model(np.float16, (2, 4), (4, 4), reduction="sum"), "float16"),
+                       (_static_model(np.float32, (2, 4), (4, 4), axis=None), "not a constant")):
+        kept = ortops.InferenceSession(model).lowering.kept
+        assert len(kept) == 1 and why in kept[0].reason
