@@ -184,3 +184,24 @@ def test_sort_index_of_an_empty_static_batch(path, shape):
     m = static_model(np.float32, shape, 10, dict(mode="max", sort="index", stable=1))
     values, indices = ortops.InferenceSession(m, path=path).run(None, {"data": np.zeros(shape, np.float32)})
     assert values.shape == indices.shape == shape[:-1] + (10,)
+
+
+@pytest.mark.parametrize("sort", ["value", "index"])
+def test_a_moved_axis_takes_k_at_run_time(sort):
+    """k fed at run time on a moved axis: exact for every k, and a bad k still raises the PyOp's
+    OpError (its check reads the axis length from the transposed data)."""
+    data = np.random.default_rng(0).choice(_pool(np.float32), size=(700, 400))
+    model = static_model(np.float32, data.shape, 1, dict(mode="max", sort=sort), 0)
+    del model.graph.initializer[:]
+    model.graph.input.append(builder.top_k_model(TensorProto.FLOAT, 2, axis=0, mode="max", sort=sort).graph.input[1])
+    sess = ortops.InferenceSession(model, _threads(2), path="lowered")
+    assert _transposes(sess.model) == 3
+    for k in (1, 5, 700):
+        values, indices = sess.run(None, {"data": data, "k": np.array([k])})
+        want = reference.top_k(data, k, axis=0, mode="max", sort=sort)
+        assert_identical(values, want.values, bits=True)
+        assert_identical(indices, want.indices)
+    for k in (0, 701, -1):
+        with pytest.raises(ortops.OpError) as info:
+            sess.run(None, {"data": data, "k": np.array([k])})
+        assert info.value.kind == "k_range"
