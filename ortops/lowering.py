@@ -306,7 +306,9 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         string keeps it with that string as the reason. Only with ``fallback="pyop"``.
     assume : set of str, optional
         Facts about the runtime the model will run on (:func:`runtime_facts`) that let a
-        composition skip a hazard check; only for a model run in this process.
+        composition skip a hazard check, or choose a faster layout
+        (:data:`ortops.ops.compose.PARALLEL`: ORT runs it on two threads or more); only for a
+        model run in this process.
     standard : bool, default False
         Also rewrite the standard ONNX ``TopK`` (opsets 1, 10, 11, 24), ``ArgMax`` and
         ``ArgMin`` nodes, in every graph, into compositions that give the ONNX spec's answer
