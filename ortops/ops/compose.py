@@ -7,12 +7,14 @@ meet any runtime and uses :func:`ortops.portable.best`, which relies on no tie o
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from onnx import TensorProto
 
 from ..portable import best, positions
 
-__all__ = ["NAN_ORDER", "ERRORS_TRANSLATED", "PARALLEL", "NotLowerable", "no_nan", "select", "positions"]
+__all__ = ["NAN_ORDER", "ERRORS_TRANSLATED", "PARALLEL", "NotLowerable", "static_size", "no_nan", "select", "positions"]
 
 #: The runtime fact (probed by TopK's lowering, :func:`ortops.lowering.runtime_facts`) that ORT's
 #: TopK-11 orders NaN as ortops does, which makes the NaN hazard unnecessary.
@@ -27,6 +29,12 @@ PARALLEL = "intra_op_parallel"
 
 class NotLowerable(Exception):
     """The node has no exact standard-ONNX composition; the message says why."""
+
+
+def static_size(shape: tuple | None) -> int | None:
+    """The element count of a shape (a lowering site's ``shapes[i]``) when every dimension is a
+    number, else None."""
+    return None if shape is None or None in shape else math.prod(shape)
 
 
 def no_nan(b, x: str) -> str:

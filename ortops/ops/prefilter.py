@@ -124,7 +124,6 @@ def _blocks(b, key: str, n: int, block: int, rank: int, elem: int, largest: int,
     return b.memo(("prefilter blocks", key, block, largest, front), make)
 
 
-
 def _reduce(b, op_type: str, x: str) -> str:
     """``op_type`` over the last axis, not kept."""
     if b.opset >= 18:

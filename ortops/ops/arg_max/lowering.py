@@ -17,13 +17,13 @@ from onnx import TensorProto
 
 from ...checks import FLOAT32_EXACT_INT_MAX
 from .. import prefilter
-from ..compose import NAN_ORDER, NotLowerable, no_nan, select
+from ..compose import NAN_ORDER, NotLowerable, no_nan, select, static_size
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "block_size", "session_path", "SMALL"]
 
 
 def prepare(site) -> int:
-    n = _elements(site.shapes[0])
+    n = static_size(site.shapes[0])
     if n is not None and n < site.attrs["topk"]:
         # ONNX shape inference would refuse the composition when the session is created.
         raise NotLowerable(f"topk={site.attrs['topk']} exceeds the {n} elements of the static "
@@ -57,7 +57,7 @@ def checks(b, site) -> list[tuple[str, str]]:
 def hazards(b, site) -> list[str]:
     block = _block(b, site)
     if block is not None:  # the prefilter is exact only without NaN, whatever ORT's TopK does with it
-        return [prefilter.no_nan(b, _flat(b, site), _elements(site.shapes[0]), block, 1, site.elem_types[0], 1)]
+        return [prefilter.no_nan(b, _flat(b, site), static_size(site.shapes[0]), block, 1, site.elem_types[0], 1)]
     if NAN_ORDER in site.assume:
         return []
     return [no_nan(b, site.node.input[0])]
@@ -71,18 +71,13 @@ def exact(b, site) -> list[str]:
     return _compose(b, site, nan=True)
 
 
-def _elements(shape: tuple | None) -> int | None:
-    """The element count of ``shape`` when it is static, else None."""
-    return None if shape is None or None in shape else int(np.prod(shape))
-
-
 def block_size(topk: int, shape: tuple | None, elem_type: int) -> int | None:
     """The block size B of the block-maxima prefilter (:mod:`ortops.ops.prefilter`, TopK's
     measured rule) for ``topk`` of the flattened data (``shape``, ONNX type ``elem_type``), or
     None where it does not apply: topk=1, a shape that is not static, more elements than the
     guarded composition takes (2**24 + 1: the PyOp runs them), a key ORT cannot reduce, or the
     rule predicts ONNX TopK alone is faster."""
-    n = _elements(shape)
+    n = static_size(shape)
     if topk == 1 or n is None or n > FLOAT32_EXACT_INT_MAX + 1 or elem_type not in prefilter.REDUCIBLE:
         return None
     return prefilter.block_size(n, topk)
@@ -98,7 +93,7 @@ def session_path(topk: int, shape: tuple | None, elem_type: int) -> str:
     """The faster exact path for a session (``OpSpec.session_path``): ``"lowered"`` on a static
     shape that is small (:data:`SMALL`) or where the prefilter applies (:func:`block_size`),
     else ``"pyop"`` (ortops' NumPy kernel)."""
-    n = _elements(shape)
+    n = static_size(shape)
     if n is None:
         return "pyop"
     return "lowered" if n <= SMALL[topk > 1] or block_size(topk, shape, elem_type) else "pyop"
@@ -117,7 +112,7 @@ def _compose(b, site, nan: bool) -> list[str]:
     block = None if nan else _block(b, site)
     if block is not None:
         # ncnn's order straight from the data: no reversed copy of it.
-        values, indices = prefilter.compose(b, flat, topk, _elements(site.shapes[0]), block, 1, site.elem_types[0],
+        values, indices = prefilter.compose(b, flat, topk, static_size(site.shapes[0]), block, 1, site.elem_types[0],
                                             1, False, last_first=True)
     else:
         values, positions = select(b, b.reversed(flat, 0), b.const(np.array([topk], np.int64)), 0, 1, nan,

@@ -29,7 +29,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from ... import dtypes
-from ..compose import NotLowerable
+from ..compose import NotLowerable, static_size
 from .reference import reduction_identity
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "session_path", "CONSTANT_INPUTS", "SMALL"]
@@ -55,9 +55,8 @@ def session_path(data_shape: tuple | None, updates_shape: tuple | None) -> str:
     and updates have static shapes of at most :data:`SMALL` elements each, else ``"pyop"``
     (ortops' NumPy kernel). Where the node cannot be lowered (the axis not a constant, float16
     sums, ...), the session keeps the PyOp all the same."""
-    shapes = (data_shape, updates_shape)
-    small = all(s is not None and None not in s and int(np.prod(s)) <= SMALL for s in shapes)
-    return "lowered" if small else "pyop"
+    sizes = (static_size(data_shape), static_size(updates_shape))
+    return "lowered" if all(n is not None and n <= SMALL for n in sizes) else "pyop"
 
 
 def _axis(site) -> int:

@@ -47,7 +47,7 @@ from onnx import TensorProto, helper
 from ...checks import INT32_MAX
 from ...portable import PAIRWISE_MAX, PORTABLE, finite, pairwise, prefiltered, wide_int
 from .. import prefilter
-from ..compose import ERRORS_TRANSLATED, NAN_ORDER, PARALLEL, NotLowerable, no_nan, positions, select
+from ..compose import ERRORS_TRANSLATED, NAN_ORDER, PARALLEL, NotLowerable, no_nan, positions, select, static_size
 
 __all__ = ["prepare", "checks", "hazards", "fast", "exact", "select", "WIDENED"]
 
@@ -274,9 +274,9 @@ def _index_order(b, site, values: str, indices: str, k: str) -> tuple[str, str]:
     (docs/performance.md, sort="index").
     """
     axis, keys = _axis(site), indices
-    static, shape = _static_k(site), site.shapes[0]
-    if static is not None and shape is not None and None not in shape:
-        slices = math.prod(shape) // shape[axis]
+    static, shape, n = _static_k(site), site.shapes[0], static_size(site.shapes[0])
+    if static is not None and n is not None:
+        slices = n // shape[axis]
         width = -(-2 * _TOP_K_WORK_PER_THREAD // (slices * static)) if slices else 0
         if math.prod(shape[:axis]) >= 2 and static < width <= 4 * static:
             pads = np.zeros(2 * len(shape), np.int64)
@@ -328,10 +328,10 @@ def _moved_last(site) -> list[int] | None:
     slice at a time: with no row before the axis it runs on one thread. Transposed, every slice
     is a row. Needs a static shape with no element before the axis, and the axis not last.
     """
-    shape, axis = site.shapes[0], _axis(site)
-    if PARALLEL not in site.assume or shape is None or None in shape or axis == len(shape) - 1:
+    shape, axis, n = site.shapes[0], _axis(site), static_size(site.shapes[0])
+    if PARALLEL not in site.assume or n is None or axis == len(shape) - 1:
         return None
-    n, k = math.prod(shape), _static_k(site)
+    k = _static_k(site)
     if math.prod(shape[:axis]) != 1 or math.prod(shape[axis + 1:]) < MOVED_LAST_INNER:
         return None
     if n < MOVED_LAST_ELEMENTS and not (2 * n >= MOVED_LAST_ELEMENTS and k is not None and k >= 2):
