@@ -74,14 +74,12 @@ def options():
 def ortops_model(n: int, k: int, batch: int):
     """An ortops TopK (mode max, sort value) with a constant k and the static shape [batch, n]."""
     from ortops import builder
+    from ortops.builder.common import set_static_shapes
 
     model = builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="value", stable=1)
     model.graph.initializer.append(numpy_helper.from_array(np.array([k], np.int64), "k"))
     del model.graph.input[1]
-    for dim, value in zip(model.graph.input[0].type.tensor_type.shape.dim, (batch, n)):
-        dim.Clear()
-        dim.dim_value = value
-    return model
+    return set_static_shapes(model, data=(batch, n))
 
 
 def sessions(n: int, k: int, batch: int, scale: float):

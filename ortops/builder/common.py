@@ -16,7 +16,7 @@ from ..ops import DOMAINS
 from ..ops.spec import OpSpec
 from .schemas import SCHEMA_VERSION, register_schemas
 
-__all__ = ["IR_VERSION", "Tensor", "make_model", "custom_node", "dims"]
+__all__ = ["IR_VERSION", "Tensor", "make_model", "custom_node", "dims", "set_static_shapes"]
 
 #: ORT 1.31 and 1.32 load IR <= 13 (docs/divergences.md); opset 24 needs IR >= 12.
 IR_VERSION = 12
@@ -51,3 +51,13 @@ def make_model(nodes: Sequence[onnx.NodeProto], inputs: Sequence[Tensor], output
 def dims(rank: int, prefix: str = "d") -> list[str]:
     """Symbolic dimension names ``d0, d1, ...`` for a graph input of rank ``rank``."""
     return [f"{prefix}{i}" for i in range(rank)]
+
+
+def set_static_shapes(model: onnx.ModelProto, **shapes: Sequence[int]) -> onnx.ModelProto:
+    """``model`` (changed in place, and returned) with each graph input named in ``shapes`` given
+    that static shape, as an exported model holds it: ``set_static_shapes(m, data=(2, 4))``."""
+    for value in model.graph.input:
+        for dim, size in zip(value.type.tensor_type.shape.dim, shapes.get(value.name, ())):
+            dim.Clear()
+            dim.dim_value = size
+    return model

@@ -19,6 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ortops
 from ortops import builder
+from ortops.builder.common import set_static_shapes
 from ortops.graph import graphs
 from ortops.processes import Worker
 from ortops.reference import arg_max, top_k
@@ -196,10 +197,7 @@ def test_long_slices_of_one_value(workers, name):
 
 
 def _static(model: onnx.ModelProto, shape) -> onnx.ModelProto:
-    for d, n in zip(model.graph.input[0].type.tensor_type.shape.dim, shape):
-        d.Clear()
-        d.dim_value = n
-    return model
+    return set_static_shapes(model, **{model.graph.input[0].name: shape})
 
 
 @pytest.mark.parametrize("mode, sort", [("max", "value"), ("min", "index"), ("min", "value")])

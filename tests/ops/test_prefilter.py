@@ -18,6 +18,7 @@ from onnx import TensorProto, numpy_helper
 
 import ortops
 from ortops import builder, dtypes, reference
+from ortops.builder.common import set_static_shapes
 from ortops.graph import graphs
 from ortops.ops import prefilter
 
@@ -65,10 +66,7 @@ def model(dtype, shape, k: int, attrs: dict, axis: int = -1) -> onnx.ModelProto:
     m = builder.top_k_model(elem, len(shape), axis=axis, **attrs)
     m.graph.initializer.append(numpy_helper.from_array(np.array([k], np.int64), "k"))
     del m.graph.input[1]
-    for dim, value in zip(m.graph.input[0].type.tensor_type.shape.dim, shape):
-        dim.Clear()
-        dim.dim_value = value
-    return m
+    return set_static_shapes(m, data=shape)
 
 
 def _prefiltered(graph_model: onnx.ModelProto) -> bool:
@@ -182,12 +180,7 @@ def test_sort_index_with_k_the_axis_length_is_the_data_itself(path, dtype):
     data = np.random.default_rng(0).choice(pool, size=(3, 5, 4))
     for axis in (0, 1, 2):
         attrs = dict(mode="min", sort="index", stable=0, index_element_type="i32")
-        m = builder.top_k_model(dtypes.from_numpy(np.dtype(dtype)).onnx, 3, axis=axis, **attrs)
-        m.graph.initializer.append(numpy_helper.from_array(np.array([data.shape[axis]], np.int64), "k"))
-        del m.graph.input[1]
-        for dim, value in zip(m.graph.input[0].type.tensor_type.shape.dim, data.shape):
-            dim.Clear()
-            dim.dim_value = value
+        m = model(dtype, data.shape, data.shape[axis], attrs, axis)
         (values, indices), _ = run(path, m, data, 4)
         want = reference.top_k(data.astype(np.float32) if dtype == np.float16 else data, data.shape[axis], axis=axis,
                                **attrs)

@@ -51,13 +51,10 @@ def cases(tiny: bool, have_openvino: bool, reference) -> list:
 def ortops_model(p: dict):
     """The model of the ``ortops`` rows (and of every execution path): the shape static, as in
     an exported model (the prefilter needs it)."""
+    from ...builder.common import set_static_shapes
     from .builder import arg_max_model
 
-    model = arg_max_model(len(p["shape"]), topk=p["topk"])
-    for dim, value in zip(model.graph.input[0].type.tensor_type.shape.dim, p["shape"]):
-        dim.Clear()
-        dim.dim_value = value
-    return model
+    return set_static_shapes(arg_max_model(len(p["shape"]), topk=p["topk"]), data=p["shape"])
 
 
 def ortops_feed(p: dict, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

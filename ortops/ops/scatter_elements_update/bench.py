@@ -73,19 +73,16 @@ def ortops_model(p: dict):
     ``path="auto"`` lowers small static shapes)."""
     from onnx import TensorProto, numpy_helper
 
+    from ...builder.common import set_static_shapes
     from .builder import scatter_elements_update_model
 
     model = scatter_elements_update_model(TensorProto.FLOAT, len(p["data_shape"]), reduction=p["reduction"],
                                           use_init_val=p["use_init_val"])
     model.graph.initializer.append(numpy_helper.from_array(np.array([0], np.int64), "axis"))
     inputs = [i for i in model.graph.input if i.name != "axis"]
-    for value, shape in zip(inputs, (p["data_shape"], p["updates_shape"], p["updates_shape"])):
-        for dim, size in zip(value.type.tensor_type.shape.dim, shape):
-            dim.Clear()
-            dim.dim_value = size
     del model.graph.input[:]
     model.graph.input.extend(inputs)
-    return model
+    return set_static_shapes(model, data=p["data_shape"], indices=p["updates_shape"], updates=p["updates_shape"])
 
 
 def ortops_feed(p: dict, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

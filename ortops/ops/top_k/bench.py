@@ -121,16 +121,14 @@ def ortops_model(p: dict):
     data only). The built-in row's TopK-11 takes k as an input: the same kernel either way."""
     from onnx import TensorProto, numpy_helper
 
-    from ... import builder
+    from ...builder.common import set_static_shapes
+    from .builder import top_k_model
 
-    model = builder.top_k_model(TensorProto.FLOAT, len(p["shape"]), axis=p["axis"], mode="max", sort=p["sort"],
+    model = top_k_model(TensorProto.FLOAT, len(p["shape"]), axis=p["axis"], mode="max", sort=p["sort"],
                                 stable=0 if p["sort"] == "none" else 1)
     model.graph.initializer.append(numpy_helper.from_array(np.array([p["k"]], np.int64), "k"))
     del model.graph.input[1]
-    for dim, value in zip(model.graph.input[0].type.tensor_type.shape.dim, p["shape"]):
-        dim.Clear()
-        dim.dim_value = value
-    return model
+    return set_static_shapes(model, data=p["shape"])
 
 
 def ortops_feed(p: dict, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 import ortops
 from ortops import builder, reference
+from ortops.builder.common import set_static_shapes
 from ortops.graph import graphs
 from ortops.ops import prefilter
 
@@ -60,11 +61,7 @@ def test_topk_above_the_size_in_both_modes():
 
 
 def _static_model(shape: tuple, out_max_val: int, topk: int):
-    model = builder.arg_max_model(len(shape), out_max_val=out_max_val, topk=topk)
-    for dim, value in zip(model.graph.input[0].type.tensor_type.shape.dim, shape):
-        dim.Clear()
-        dim.dim_value = value
-    return model
+    return set_static_shapes(builder.arg_max_model(len(shape), out_max_val=out_max_val, topk=topk), data=shape)
 
 
 def _prefiltered(model) -> bool:

@@ -13,6 +13,7 @@ from onnx import TensorProto
 
 import ortops
 from ortops import builder, dtypes, reference
+from ortops.builder.common import set_static_shapes
 
 from conftest import assert_identical
 from lowering_cases import MODES, session
@@ -144,10 +145,7 @@ def test_uint64_indices_are_kept():
 def _static_model(dtype, data_shape, updates_shape, axis=0, **attrs):
     """ScatterElementsUpdate on static shapes, the axis a constant (or an input: ``axis=None``)."""
     model = builder.scatter_elements_update_model(dtypes.from_numpy(np.dtype(dtype)).onnx, len(data_shape), **attrs)
-    for value, shape in zip(model.graph.input, (data_shape, updates_shape, updates_shape)):
-        for dim, size in zip(value.type.tensor_type.shape.dim, shape):
-            dim.Clear()
-            dim.dim_value = size
+    set_static_shapes(model, data=data_shape, indices=updates_shape, updates=updates_shape)
     if axis is not None:
         model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([axis], np.int64), "axis"))
         kept = [i for i in model.graph.input if i.name != "axis"]
