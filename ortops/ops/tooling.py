@@ -13,7 +13,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import NamedTuple
 
-from . import ARG_MAX, SCATTER_ELEMENTS_UPDATE, TOP_K
+from . import ARG_MAX, SCATTER_ELEMENTS_UPDATE, TOP_K, by_name
 from .arg_max import bench as arg_max_bench, cases as arg_max_cases, judge as arg_max_judge
 from .scatter_elements_update import bench as seu_bench, cases as seu_cases, judge as seu_judge
 from .spec import OpSpec
@@ -45,8 +45,6 @@ TOOLING: tuple[OpTooling, ...] = (
 
 def tooling(op_type: str) -> OpTooling:
     """The :class:`OpTooling` of the op whose type is ``op_type`` (e.g. a case's ``op``); KeyError
-    if none."""
-    found = {t.op.op_type: t for t in TOOLING}
-    if op_type not in found:
-        raise KeyError(f"{op_type!r} is not an ortops op; the ops are {list(found)}")
-    return found[op_type]
+    if none (:func:`ortops.ops.by_name`)."""
+    op = by_name(op_type)
+    return next(t for t in TOOLING if t.op is op)

@@ -125,7 +125,7 @@ def ortops_model(p: dict):
     from .builder import top_k_model
 
     model = top_k_model(TensorProto.FLOAT, len(p["shape"]), axis=p["axis"], mode="max", sort=p["sort"],
-                                stable=0 if p["sort"] == "none" else 1)
+                        stable=0 if p["sort"] == "none" else 1)
     model.graph.initializer.append(numpy_helper.from_array(np.array([p["k"]], np.int64), "k"))
     del model.graph.input[1]
     return set_static_shapes(model, data=p["shape"])
