@@ -13,12 +13,13 @@ from hypothesis.extra import numpy as hnp
 import ortops
 from ortops import builder, reference
 from ortops.builder.common import set_static_shapes
-from ortops.graph import graphs
 from ortops.ops import prefilter
 
 from conftest import assert_identical
 from lowering_cases import MODES, session
 from strategies import values
+
+from ..test_prefilter import _prefiltered
 
 
 def _session(rank, out_max_val, topk, mode):
@@ -62,10 +63,6 @@ def test_topk_above_the_size_in_both_modes():
 
 def _static_model(shape: tuple, out_max_val: int, topk: int):
     return set_static_shapes(builder.arg_max_model(len(shape), out_max_val=out_max_val, topk=topk), data=shape)
-
-
-def _prefiltered(model) -> bool:
-    return any(n.op_type == "GatherND" for g in graphs(model.graph) for n in g.node)
 
 
 @st.composite
