@@ -1,14 +1,22 @@
-"""Shared test fixtures and helpers: a TopK session, an independent brute-force top-k, and the
-one comparison of arrays (``assert_identical``)."""
+"""Shared test fixtures and helpers: a TopK session, an independent brute-force top-k, the one
+comparison of arrays (``assert_identical``), and the Hypothesis profiles."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import settings
 from onnx import TensorProto
 
 import ortops
 from ortops import builder
+
+# Hypothesis profiles: a property test draws 50 examples in the default run (the README's test
+# command) and 300 in CI's property step (pytest -m hypothesis --hypothesis-profile=thorough).
+# A test that costs more per example sets its own, smaller max_examples, the same in both.
+settings.register_profile("quick", max_examples=50, deadline=None)
+settings.register_profile("thorough", max_examples=300, deadline=None)
+settings.load_profile("quick")
 
 
 @pytest.fixture(scope="session")

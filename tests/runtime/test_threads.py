@@ -92,7 +92,7 @@ def _blocked_cases(draw):
         draw(st.sampled_from(["value", "index"]))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=_blocked_cases())
 def test_blocks_on_several_threads_equal_the_reference(monkeypatch, case):
     """Tiny blocks on 4 threads: NaN in some blocks only, ties across block borders."""

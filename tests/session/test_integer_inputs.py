@@ -10,7 +10,7 @@ import functools
 import numpy as np
 import onnxruntime as ort
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
@@ -89,7 +89,6 @@ def test_top_k_takes_k_of_every_integer_type(k_dtype, index_element_type):
                         kind="k_range")
 
 
-@settings(max_examples=80, deadline=None)
 @given(st.data())
 def test_top_k_property_any_k_of_any_integer_type(draw):
     k_dtype = draw.draw(st.sampled_from(INT_DTYPES), label="k dtype")
@@ -163,7 +162,6 @@ def test_uint64_index_above_int64_is_rejected_not_wrapped():
         _raises_quoting(lambda: session.run(None, feed), f"index {value} is outside [-3, 2]", kind="index_range")
 
 
-@settings(max_examples=80, deadline=None)
 @given(st.data())
 def test_scatter_property_any_indices_and_axis_of_any_integer_type(draw):
     indices_dtype = draw.draw(st.sampled_from(INT_DTYPES), label="indices dtype")

@@ -106,14 +106,12 @@ def tie_heavy(draw):
     return data, topk
 
 
-@settings(max_examples=300, deadline=None)
 @given(tie_heavy(), st.sampled_from([0, 1]))
 def test_matches_brute_force_small(case, out_max_val):
     data, topk = case
     assert_identical(arg_max(data, out_max_val=out_max_val, topk=topk), _brute_force(data, out_max_val, topk))
 
 
-@settings(max_examples=150, deadline=None)
 @given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=5, max_side=6),
                   elements=st.floats(width=32, allow_nan=True, allow_infinity=True)),
        st.sampled_from([0, 1]), st.data())

@@ -35,7 +35,6 @@ def arg_max_cases(draw):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@settings(max_examples=200, deadline=None)
 @given(case=arg_max_cases())
 def test_lowered_arg_max_matches_reference(mode, case):
     data, out_max_val, topk = case

@@ -81,8 +81,7 @@ def scatter_inputs(draw):
     return data, indices, updates, axis_value, reduction, use_init_val
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(scatter_inputs())
 def test_kernel_equals_reference(chunk, inputs):
     data, indices, updates, axis, reduction, use_init_val = inputs

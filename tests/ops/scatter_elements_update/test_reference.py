@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from conftest import assert_identical
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -538,7 +538,6 @@ def _scatter_cases(draw):
     return data, indices, updates, axis, reduction
 
 
-@settings(max_examples=400, deadline=None)
 @given(case=_scatter_cases(), use_init_val=st.sampled_from([0, 1]))
 def test_scatter_elements_update_matches_element_loop(case, use_init_val):
     data, indices, updates, axis, reduction = case

@@ -75,7 +75,7 @@ class _Reversed:
 _FIXTURE_OK = [HealthCheck.function_scoped_fixture]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=_FIXTURE_OK)
+@settings(suppress_health_check=_FIXTURE_OK)
 @given(case=top_k_cases())
 def test_kernel_equals_reference(selection_path, case):
     data, k, attrs = case
@@ -85,7 +85,7 @@ def test_kernel_equals_reference(selection_path, case):
     assert_identical(got[1], want.indices)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=_FIXTURE_OK)
+@settings(suppress_health_check=_FIXTURE_OK)
 @given(case=top_k_cases())
 def test_kernel_equals_brute_force_on_every_slice(selection_path, case):
     data, k, attrs = case

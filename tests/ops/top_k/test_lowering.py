@@ -36,7 +36,6 @@ def _session(dtype, rank, attrs, mode, k_type=np.int64):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@settings(max_examples=150, deadline=None)
 @given(case=top_k_inputs(dtypes=LOWERED_DTYPES, max_dims=4), attrs=top_k_attributes(),
        k_type=st.sampled_from([np.int64, np.int32, np.uint8]))
 def test_lowered_top_k_matches_reference(mode, case, attrs, k_type):

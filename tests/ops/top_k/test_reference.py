@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ortops.errors import OpError
@@ -298,7 +298,6 @@ def test_top_k_error_is_a_value_error():
 # ----------------------------------------------------------------------------- properties
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     case=top_k_inputs(max_side=4),
     mode=st.sampled_from(MODES),
