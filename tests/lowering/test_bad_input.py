@@ -80,6 +80,9 @@ BAD = [
      "topk=1 must be at most the number of elements"),
     ("ArgMax topk above the size", builder.arg_max_model(2, topk=7), "[np.zeros((2, 3), np.float32)]",
      "topk=7 must be at most the number of elements"),
+]
+#: Bad inputs of 2**24 elements and more (most of the module's time): CI's slow step runs them.
+BAD_PAST_2_24 = [
     # Flat index 2**24 + 1 does not fit float32 (OpenVINO's TopK reported it as 2**24).
     *((f"ArgMax {label} at flat index 2**24 + 1", builder.arg_max_model(1, topk=1),
        f"[np.concatenate([np.full(1, {first}, np.float32), np.zeros(2**24, np.float32), "
@@ -131,20 +134,32 @@ def _last_lines(runtime: str, runs: list[tuple[str, str]], show: str = "o") -> t
     return child.lines(), child
 
 
+#: Each group of bad inputs runs in one child process per runtime; the tests of the group past
+#: 2**24 are marked slow.
+GROUPS = {"small": BAD, "past 2**24": BAD_PAST_2_24}
+GROUP_MARKS = {"small": (), "past 2**24": (pytest.mark.slow,)}
+
+
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
-    """``outcomes(runtime)``: every bad input run in ``runtime``, in one child process per
-    runtime (a crash fails the tests of that runtime, not the run)."""
+    """``outcomes(runtime, group)``: every bad input of ``GROUPS[group]`` run in ``runtime``, in
+    one child process (a crash fails the tests of that runtime and group, not the run)."""
     folder = tmp_path_factory.mktemp("bad")
-    runs = [(_standalone(folder, model, f"case{i}"), feeds) for i, (_, model, feeds, _) in enumerate(BAD)]
-    return functools.cache(lambda runtime: _last_lines(runtime, runs))
+
+    def run(runtime: str, group: str):
+        runs = [(_standalone(folder, model, f"{group.split()[0]}{i}"), feeds)
+                for i, (_, model, feeds, _) in enumerate(GROUPS[group])]
+        return _last_lines(runtime, runs)
+
+    return functools.cache(run)
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
-@pytest.mark.parametrize("case", range(len(BAD)), ids=[case[0] for case in BAD])
-def test_bad_input_fails_cleanly_in_every_runtime(outcomes, runtime, case):
-    label, _, _, check = BAD[case]
-    lines, child = outcomes(runtime)
+@pytest.mark.parametrize("group, case", [pytest.param(group, i, id=bad[0], marks=GROUP_MARKS[group])
+                                         for group, cases in GROUPS.items() for i, bad in enumerate(cases)])
+def test_bad_input_fails_cleanly_in_every_runtime(outcomes, runtime, group, case):
+    label, _, _, check = GROUPS[group][case]
+    lines, child = outcomes(runtime, group)
     assert case < len(lines), f"{label} in {runtime}: the child died here or before: {child.describe()}"
     last = lines[case]
     assert last.startswith("RAISED"), f"{label} in {runtime}: {last}"  # no output returned
@@ -152,8 +167,9 @@ def test_bad_input_fails_cleanly_in_every_runtime(outcomes, runtime, case):
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
-def test_no_bad_input_crashes_the_child(outcomes, runtime):
-    _, child = outcomes(runtime)
+@pytest.mark.parametrize("group", [pytest.param(group, marks=GROUP_MARKS[group]) for group in GROUPS])
+def test_no_bad_input_crashes_the_child(outcomes, runtime, group):
+    _, child = outcomes(runtime, group)
     assert child.status == 0, child.describe()  # no crash, no abort
 
 

@@ -23,7 +23,8 @@ float64 reference rounded once to the carried type.
 The fuzz loop runs in a child process (this file run as a script, with RuntimeWarnings as
 errors) so that an abort cannot take pytest down; the test asserts the child's exit status is 0.
 ``ORTOPS_FUZZ_SEED`` and ``ORTOPS_FUZZ_EXAMPLES`` (per op) widen the search when run by hand:
-``ORTOPS_FUZZ_SEED=7 ORTOPS_FUZZ_EXAMPLES=2000 python tests/session/test_fuzz.py``.
+``ORTOPS_FUZZ_SEED=7 ORTOPS_FUZZ_EXAMPLES=2000 python tests/session/test_fuzz.py``. The run takes
+about 20 s: it is marked slow (CI's own step).
 """
 
 from __future__ import annotations
@@ -36,10 +37,12 @@ import traceback
 from collections import Counter
 
 import numpy as np
+import pytest
 
 from child_process import script_env
 
 
+@pytest.mark.slow
 def test_fuzz_every_op_in_a_child_process():
     env = script_env({"ORTOPS_FUZZ_SEED": os.environ.get("ORTOPS_FUZZ_SEED", "20261121")})
     # Floating-point warnings are errors in the child: a host that runs with -W error must not
