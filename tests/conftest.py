@@ -12,7 +12,8 @@ import ortops
 from ortops import builder
 
 # Hypothesis profiles: a property test draws 50 examples in the default run (the README's test
-# command) and 300 in CI's property step (pytest -m hypothesis --hypothesis-profile=thorough).
+# command) and 300 in CI's slow step (pytest -m "hypothesis and not slow"
+# --hypothesis-profile=thorough).
 # A test that costs more per example sets its own, smaller max_examples, the same in both.
 settings.register_profile("quick", max_examples=50, deadline=None)
 settings.register_profile("thorough", max_examples=300, deadline=None)

@@ -5,8 +5,9 @@ crash (ortops nodes, and standard TopK/ArgMin nodes rewritten by ``standard=True
 OpenVINO 2026.4 removes the Reshape through which the checks gate the data (checks and all), and
 its own ScatterElementsUpdate writes out of bounds for an index below -d (the process then
 dies with "double free or corruption"); its TopK on an empty axis returns uninitialised memory.
-The cases of one runtime run in turn in one child process, so that a crash is a failed test, not
-the end of the run.
+The cases of one runtime run in turn in one child process (one for the small inputs, one for those
+of 2**24 elements and more, which are marked slow), so that a crash is a failed test, not the end
+of the run.
 """
 
 from __future__ import annotations
@@ -134,31 +135,30 @@ def _last_lines(runtime: str, runs: list[tuple[str, str]], show: str = "o") -> t
     return child.lines(), child
 
 
-#: Each group of bad inputs runs in one child process per runtime; the tests of the group past
-#: 2**24 are marked slow.
-GROUPS = {"small": BAD, "past 2**24": BAD_PAST_2_24}
-GROUP_MARKS = {"small": (), "past 2**24": (pytest.mark.slow,)}
+#: Each group of bad inputs runs in one child process per runtime: the group's inputs, and the
+#: marks of its tests.
+GROUPS = {"small": (BAD, ()), "past 2**24": (BAD_PAST_2_24, (pytest.mark.slow,))}
 
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
-    """``outcomes(runtime, group)``: every bad input of ``GROUPS[group]`` run in ``runtime``, in
+    """``outcomes(runtime, group)``: every bad input of the group run in ``runtime``, in
     one child process (a crash fails the tests of that runtime and group, not the run)."""
     folder = tmp_path_factory.mktemp("bad")
 
     def run(runtime: str, group: str):
         runs = [(_standalone(folder, model, f"{group.split()[0]}{i}"), feeds)
-                for i, (_, model, feeds, _) in enumerate(GROUPS[group])]
+                for i, (_, model, feeds, _) in enumerate(GROUPS[group][0])]
         return _last_lines(runtime, runs)
 
     return functools.cache(run)
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
-@pytest.mark.parametrize("group, case", [pytest.param(group, i, id=bad[0], marks=GROUP_MARKS[group])
-                                         for group, cases in GROUPS.items() for i, bad in enumerate(cases)])
+@pytest.mark.parametrize("group, case", [pytest.param(group, i, id=bad[0], marks=marks)
+                                         for group, (cases, marks) in GROUPS.items() for i, bad in enumerate(cases)])
 def test_bad_input_fails_cleanly_in_every_runtime(outcomes, runtime, group, case):
-    label, _, _, check = GROUPS[group][case]
+    label, _, _, check = GROUPS[group][0][case]
     lines, child = outcomes(runtime, group)
     assert case < len(lines), f"{label} in {runtime}: the child died here or before: {child.describe()}"
     last = lines[case]
@@ -167,7 +167,7 @@ def test_bad_input_fails_cleanly_in_every_runtime(outcomes, runtime, group, case
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
-@pytest.mark.parametrize("group", [pytest.param(group, marks=GROUP_MARKS[group]) for group in GROUPS])
+@pytest.mark.parametrize("group", [pytest.param(group, marks=marks) for group, (_, marks) in GROUPS.items()])
 def test_no_bad_input_crashes_the_child(outcomes, runtime, group):
     _, child = outcomes(runtime, group)
     assert child.status == 0, child.describe()  # no crash, no abort
