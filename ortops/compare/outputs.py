@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..arrays import jsonable
+from ..arrays import equal, jsonable
 
 __all__ = ["DEFAULT_ATOL", "DEFAULT_QUANTILE", "DEFAULT_RTOL", "ERROR_STATS", "Comparison", "ErrorStats", "Tolerance",
            "ToleranceError", "Tolerances", "compare_arrays", "error_stats", "parse_tolerances"]
@@ -146,13 +146,13 @@ class Comparison(NamedTuple):
     shape: tuple[tuple[int, ...], tuple[int, ...]]
     size: int
     mismatches: int
-    max_abs: float | None
-    max_rel: float | None
-    worst: tuple[int, ...] | None
-    worst_values: tuple | None
-    needed_atol: float | None
-    needed_rtol: float | None
-    detail: str
+    max_abs: float | None = None
+    max_rel: float | None = None
+    worst: tuple[int, ...] | None = None
+    worst_values: tuple | None = None
+    needed_atol: float | None = None
+    needed_rtol: float | None = None
+    detail: str = ""
     tolerance: Tolerance = Tolerance()
     stats: ErrorStats | None = None
 
@@ -178,84 +178,64 @@ def compare_arrays(got, want, *, atol: float = DEFAULT_ATOL, rtol: float = DEFAU
                    check_error_stat: str = "elemwise", error_quantile: float = DEFAULT_QUANTILE) -> Comparison:
     """Compare ``got`` (another runtime) with ``want`` (the baseline); arguments as :class:`Tolerance`."""
     tolerance = Tolerance(atol, rtol, check_error_stat, error_quantile)
-    return _compare(got, want, tolerance)._replace(tolerance=tolerance)
-
-
-def _compare(got, want, tolerance: Tolerance) -> Comparison:
     got, want = np.asarray(got), np.asarray(want)
-    dtypes = (str(want.dtype), str(got.dtype))
-    shapes = (tuple(want.shape), tuple(got.shape))
+    head = (str(want.dtype), str(got.dtype)), (tuple(want.shape), tuple(got.shape)), int(want.size)
     if got.shape != want.shape:
-        return Comparison("shape", dtypes, shapes, int(want.size), int(want.size), None, None, None, None, None, None,
-                          f"shape {got.shape} differs from the baseline's {want.shape}")
-    if got.dtype != want.dtype and not (got.dtype.kind == want.dtype.kind == "f"):
-        same_kind = {got.dtype.kind, want.dtype.kind} <= set("iub")
-        if not same_kind:
-            return Comparison("dtype", dtypes, shapes, int(want.size), int(want.size), None, None, None, None, None,
-                              None, f"dtype {got.dtype} differs from the baseline's {want.dtype}")
-    size = int(want.size)
-    if size == 0:
-        return Comparison("match", dtypes, shapes, 0, 0, 0.0, 0.0, None, None, 0.0, 0.0, "")
-    if want.dtype.kind in "f" or got.dtype.kind in "f":
-        return _compare_floats(got, want, tolerance, dtypes, shapes)
+        return Comparison("shape", *head, want.size, detail=f"shape {got.shape} differs from the baseline's "
+                                                            f"{want.shape}", tolerance=tolerance)
+    kinds = {got.dtype.kind, want.dtype.kind}
+    if got.dtype != want.dtype and not (kinds <= set("iub") or kinds == {"f"}):
+        return Comparison("dtype", *head, want.size, detail=f"dtype {got.dtype} differs from the baseline's "
+                                                            f"{want.dtype}", tolerance=tolerance)
+    if want.size == 0:
+        return Comparison("match", *head, 0, 0.0, 0.0, needed_atol=0.0, needed_rtol=0.0, tolerance=tolerance)
+    if "f" in kinds:
+        return _compare_floats(got, want, tolerance, head)
     bad = got.astype(object) != want.astype(object) if got.dtype != want.dtype else got != want
     count = int(np.count_nonzero(bad))
     diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
     worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), want.shape)) if count else None
     values = (want[worst], got[worst]) if worst is not None else None
     dtype_note = "" if got.dtype == want.dtype else f" (dtypes {want.dtype} and {got.dtype})"
-    return Comparison("mismatch" if count else "match", dtypes, shapes, size, count, float(diff.max()),
-                      _max_rel(diff, np.abs(want.astype(np.float64))), worst, values, None, None,
-                      (f"{count} of {size} elements differ (integers compare exactly)" if count else "") + dtype_note)
+    return Comparison("mismatch" if count else "match", *head, count, float(diff.max()),
+                      float(np.max(_relative(diff, np.abs(want.astype(np.float64))))), worst, values,
+                      detail=(f"{count} of {want.size} elements differ (integers compare exactly)" if count else "")
+                      + dtype_note, tolerance=tolerance)
 
 
-def _max_rel(diff: np.ndarray, scale: np.ndarray) -> float:
+def _relative(diff: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``diff / scale``: inf where ``scale`` is 0 and ``diff`` is not, 0 where both are."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        rel = np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
-    return float(np.max(rel)) if rel.size else 0.0
+        return np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
 
 
-def _compare_floats(got, want, tolerance: Tolerance, dtypes, shapes) -> Comparison:
+def _compare_floats(got, want, tolerance: Tolerance, head: tuple) -> Comparison:
     atol, rtol, stat = tolerance.atol, tolerance.rtol, tolerance.check_error_stat
     g, w = got.astype(np.float64), want.astype(np.float64)
-    g_nan, w_nan = np.isnan(g), np.isnan(w)
     finite = np.isfinite(g) & np.isfinite(w)
-    special_bad = (g_nan != w_nan) | (~finite & ~g_nan & ~w_nan & (g != w))
+    special_bad = ~finite & ~equal(g, w)  # NaN at one side only, or unequal infinities
     diff = np.zeros(w.shape)
     diff[finite] = np.abs(g[finite] - w[finite])
     scale = np.abs(w)
-    bad = special_bad | (finite & (diff > atol + rtol * scale))
-    count = int(np.count_nonzero(bad))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        rel = np.where(scale[finite] > 0, diff[finite] / scale[finite], np.where(diff[finite] > 0, np.inf, 0.0))
-    stats = error_stats(diff[finite], rel, tolerance.error_quantile)
-    max_abs, max_rel = stats.max_abs, stats.max_rel  # over the positions where both are finite
-    if count or max_abs > 0:
-        worst_flat = int(np.argmax(np.where(special_bad, np.inf, diff))) if special_bad.any() else int(np.argmax(diff))
-        worst = tuple(int(i) for i in np.unravel_index(worst_flat, w.shape))
-        values = (want[worst], got[worst])
-    else:
-        worst, values = None, None
-    needed_atol = None if special_bad.any() else max_abs
-    needed_rtol = None if special_bad.any() else max_rel
-    parts = []
+    count = int(np.count_nonzero(special_bad | (finite & (diff > atol + rtol * scale))))
+    stats = error_stats(diff[finite], _relative(diff[finite], scale[finite]), tolerance.error_quantile)
+    stat_abs, stat_rel = stats.of(stat)  # elemwise: the max, over the positions where both are finite
     if stat == "elemwise":
         failed = bool(count)
-        if count:
-            parts.append(f"{count} of {w.size} elements ({count / w.size:.2%}) outside atol={atol:g}, rtol={rtol:g}")
+        outside = f"{count} of {w.size} elements ({count / w.size:.2%}) outside atol={atol:g}, rtol={rtol:g}"
+        parts = [outside] if failed else []
     else:
-        stat_abs, stat_rel = stats.of(stat)
         name = f"{tolerance.error_quantile:g} quantile" if stat == "quantile" else stat
         failed = bool(special_bad.any()) or not (stat_abs <= atol or stat_rel <= rtol)
-        if failed:
-            parts.append(f"{name} absolute error {stat_abs:.3g} > atol={atol:g} and {name} relative error "
-                         f"{stat_rel:.3g} > rtol={rtol:g}")
-        needed_atol = None if special_bad.any() else stat_abs
-        needed_rtol = None if special_bad.any() else stat_rel
-    nan_split = int(np.count_nonzero(g_nan != w_nan))
+        parts = [(f"{name} absolute error {stat_abs:.3g} > atol={atol:g} and {name} relative error "
+                  f"{stat_rel:.3g} > rtol={rtol:g}")] if failed else []
+    nan_split = int(np.count_nonzero(np.isnan(g) != np.isnan(w)))
     if nan_split:
         parts.append(f"NaN at {nan_split} positions in one runtime only")
-    if not (count or failed):
-        worst, values = None, None
-    return Comparison("mismatch" if failed else "match", dtypes, shapes, int(w.size), count, max_abs, max_rel, worst,
-                      values, needed_atol, needed_rtol, "; ".join(parts), stats=stats)
+    worst, values = None, None
+    if count or failed:
+        worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(special_bad, np.inf, diff))), w.shape))
+        values = (want[worst], got[worst])
+    needed = (None, None) if special_bad.any() else (stat_abs, stat_rel)
+    return Comparison("mismatch" if failed else "match", *head, count, stats.max_abs, stats.max_rel, worst, values,
+                      *needed, "; ".join(parts), tolerance, stats)
