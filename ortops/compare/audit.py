@@ -19,6 +19,8 @@ import numpy as np
 import onnx
 
 from .. import divergences
+from ..arrays import same
+from ..graph import DEFAULT_DOMAINS
 from ..ops import DOMAINS, OPS
 from ..ops.tooling import TOOLING
 from ..verdicts import Audit, Capture, Finding
@@ -49,9 +51,6 @@ class OpAudits(Protocol):
     AUDITS: Mapping[tuple[str, str], Audit]
 
 
-_DEFAULT_DOMAINS = ("", "ai.onnx")
-
-
 def _no_audit(capture: Capture) -> Finding:
     return Finding(None, False, f"{capture.node.domain}::{capture.node.op_type} has no audit in ortops")
 
@@ -70,26 +69,20 @@ def registry() -> dict[tuple[str, str], Audit]:
 
 
 def _key(node) -> tuple[str, str]:
-    return ("" if node.domain in _DEFAULT_DOMAINS else node.domain, node.op_type)
+    return ("" if node.domain in DEFAULT_DOMAINS else node.domain, node.op_type)
 
 
 def is_audited(node: onnx.NodeProto) -> bool:
     """Whether ``node`` (of any graph) is of an audited op type and its audit applies to it."""
     audit = registry().get(_key(node))
-    if audit is None and node.domain in DOMAINS:
-        audit = Audit(_no_audit)
-    return audit is not None and (audit.applies is None or audit.applies(node))
+    if audit is None:
+        return node.domain in DOMAINS  # an ortops node of no known op: audited, with no audit
+    return audit.applies is None or audit.applies(node)
 
 
 def audited_nodes(model: onnx.ModelProto) -> list[AuditedNode]:
     """The main graph's nodes that are audited, in graph (topological) order."""
-    chosen = []
-    for index, node in enumerate(model.graph.node):
-        if not is_audited(node):
-            continue
-        chosen.append(AuditedNode(index, node.name or f"#{index}", node.domain, node.op_type, tuple(node.input),
-                                  tuple(node.output)))
-    return chosen
+    return [AuditedNode.of(index, node) for index, node in enumerate(model.graph.node) if is_audited(node)]
 
 
 class Graph:
@@ -130,9 +123,8 @@ class NodeResult(NamedTuple):
     reason: str
 
     def as_dict(self) -> dict:
-        return {"node": self.node.name, "op": f"{self.node.domain}::{self.node.op_type}" if self.node.domain
-                else self.node.op_type, "index": self.node.index, "runtime": self.runtime, "status": self.status,
-                "topic": self.topic, "detail": self.detail, "reason": self.reason}
+        return {"node": self.node.name, "op": self.node.op, "index": self.node.index, "runtime": self.runtime,
+                "status": self.status, "topic": self.topic, "detail": self.detail, "reason": self.reason}
 
 
 def reason_for(topic: str | None, runtime: str, op_type: str | None) -> str:
@@ -203,10 +195,8 @@ def audit_nodes(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, resu
             continue
         for node in nodes:
             proto = model.graph.node[node.index]
-            base_in = [values.get(base, n) for n in node.inputs]
-            other_in = [values.get(other, n) for n in node.inputs]
-            base_out = [values.get(base, n) for n in node.outputs]
-            other_out = [values.get(other, n) for n in node.outputs]
+            base_in, other_in = ([values.get(outputs, n) for n in node.inputs] for outputs in (base, other))
+            base_out, other_out = ([values.get(outputs, n) for n in node.outputs] for outputs in (base, other))
             named_out = [(b, o) for n, b, o in zip(node.outputs, base_out, other_out) if n]
             if any(b is None or o is None for b, o in named_out) or any(
                     (b is None) != (o is None) for b, o in zip(base_in, other_in)):
@@ -224,8 +214,7 @@ def audit_nodes(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, resu
             if not differing_out:
                 out.append(NodeResult(node, other_name, "agree", None, "", ""))
                 continue
-            identical = all(b is None or (b.shape == o.shape and b.dtype == o.dtype and np.array_equal(
-                b, o, equal_nan=b.dtype.kind in "fc")) for b, o in zip(base_in, other_in))
+            identical = all(b is None or (b.dtype == o.dtype and same(b, o)) for b, o in zip(base_in, other_in))
             capture = Capture(proto, base_in, base_out, other_out, baseline, other_name,
                               None if identical else other_in, atol, rtol)
             audit = audits.get(_key(proto), Audit(_no_audit))
@@ -333,10 +322,10 @@ class Origin(NamedTuple):
 
 
 def origins(model: onnx.ModelProto, feed, results: Mapping[str, Mapping], baseline: str, *, atol: float,
-            rtol: float, base_dir: str | None = None) -> list[Origin]:
-    """With every tensor exposed (``--trace``): each node of the main graph, in graph order, whose
-    inputs agree in both runtimes and one of whose outputs does not. Nodes whose tensors a runtime
-    did not return are skipped."""
+            rtol: float, base_dir: str | None = None, only: Sequence[int] | None = None) -> list[Origin]:
+    """With every tensor exposed (``--trace``): each node of the main graph (or of the indices
+    ``only``), in graph order, whose inputs agree in both runtimes and one of whose outputs does
+    not. Nodes whose tensors a runtime did not return are skipped."""
     values = _Values(model, feed, base_dir)
     found = []
     base = results[baseline]
@@ -344,6 +333,8 @@ def origins(model: onnx.ModelProto, feed, results: Mapping[str, Mapping], baseli
         if runtime == baseline:
             continue
         for index, node in enumerate(model.graph.node):
+            if only is not None and index not in only:
+                continue
             pairs_in = [(values.get(base, n), values.get(other, n)) for n in node.input if n]
             pairs_out = [(n, values.get(base, n), values.get(other, n)) for n in node.output if n]
             if any(b is None or o is None for b, o in pairs_in) or any(b is None or o is None for _, b, o in pairs_out):

@@ -12,8 +12,6 @@ process of :mod:`.runtimes`. How to read it: docs/compare.md.
 
 from __future__ import annotations
 
-import pathlib
-import tempfile
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -21,11 +19,12 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from ..graph import graphs
 from . import audit
 from . import model as model_mod
 from .groups import count
 from .outputs import compare_arrays
-from .runtimes import run_in_child, save_feed
+from .runtimes import Runner
 
 __all__ = ["Causal", "RECOMPUTED", "check_failure", "check_outputs", "cut_model", "cut_nodes", "node_model"]
 
@@ -64,9 +63,10 @@ def cut_nodes(graph: audit.Graph, output: str, runtime: str,
                    and r.status in ("explained", "upstream")), key=lambda r: r.node.index)
 
 
-def _typed(name: str, value: np.ndarray) -> onnx.ValueInfoProto:
+def _typed(name: str, value: np.ndarray, shaped: bool = True) -> onnx.ValueInfoProto:
     value = np.asarray(value)
-    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype), list(value.shape))
+    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype),
+                                         list(value.shape) if shaped else None)
 
 
 def cut_model(model: onnx.ModelProto, cut: Mapping[str, np.ndarray], outputs: Sequence[str],
@@ -81,45 +81,35 @@ def cut_model(model: onnx.ModelProto, cut: Mapping[str, np.ndarray], outputs: Se
     cut_model_.CopyFrom(model)
     graph = cut_model_.graph
     kept_outputs = {o.name: o for o in graph.output}
-    recomputed = []
-    for index in recompute:
-        recomputed += [n + RECOMPUTED for n in model.graph.node[index].output if n in cut]
-    wanted = [*outputs, *recomputed]
+    recomputed = [n + RECOMPUTED for index in recompute for n in model.graph.node[index].output if n in cut]
     for node in graph.node:
         for i, name in enumerate(node.output):
             if name in cut:
                 node.output[i] = name + RECOMPUTED
     producer = {name: i for i, node in enumerate(graph.node) for name in node.output if name}
-    needed, stack = set(), [producer[n] for n in wanted if n in producer]
+    needed, stack = set(), [producer[n] for n in [*outputs, *recomputed] if n in producer]
     while stack:
         index = stack.pop()
-        if index in needed:
-            continue
-        needed.add(index)
-        node = graph.node[index]
-        names = [*node.input, *(_outer_names(node))]
-        stack += [producer[n] for n in names if n in producer and producer[n] not in needed]
+        if index not in needed:
+            needed.add(index)
+            node = graph.node[index]
+            reads = [*node.input, *_outer_names(node)]
+            stack += [producer[n] for n in reads if n in producer and producer[n] not in needed]
     nodes = [n for i, n in enumerate(graph.node) if i in needed]
     del graph.node[:]
     graph.node.extend(nodes)
     graph.input.extend(_typed(name, value) for name, value in cut.items())
     del graph.output[:]
-    for name in outputs:
-        graph.output.append(kept_outputs.get(name) or helper.make_empty_tensor_value_info(name))
-    for name in recomputed:
-        value = np.asarray(cut[name[:-len(RECOMPUTED)]])
-        graph.output.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype), None))
+    graph.output.extend(kept_outputs.get(name) or helper.make_empty_tensor_value_info(name) for name in outputs)
+    graph.output.extend(_typed(name, cut[name[:-len(RECOMPUTED)]], shaped=False) for name in recomputed)
     return cut_model_
 
 
 def _outer_names(node: onnx.NodeProto) -> list[str]:
     """Names a node's subgraphs (If, Loop, Scan bodies) may read from the enclosing scope."""
-    names = []
-    for attr in node.attribute:
-        for body in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
-            for inner in body.node:
-                names += list(inner.input) + _outer_names(inner)
-    return names
+    bodies = [g for attr in node.attribute
+              for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs)]
+    return [name for body in bodies for g in graphs(body) for inner in g.node for name in inner.input]
 
 
 def node_model(model: onnx.ModelProto, index: int, inputs: Mapping[str, np.ndarray]) -> onnx.ModelProto:
@@ -134,151 +124,119 @@ def node_model(model: onnx.ModelProto, index: int, inputs: Mapping[str, np.ndarr
     return alone
 
 
-class _Runner(NamedTuple):
-    """Runs models in a runtime's child process, each from a temporary folder of its own."""
-
-    source: pathlib.Path
-    settings: Mapping[str, Mapping]
-    context: Mapping
-    timeout: float | None
-
-    def run(self, runtime: str, model: onnx.ModelProto, feed: Mapping[str, np.ndarray]):
-        with tempfile.TemporaryDirectory(prefix="ortops-causal-") as tmp:
-            folder = pathlib.Path(tmp)
-            path = model_mod.save(model, self.source, folder, "causal")
-            try:  # the model may be written next to the source's external data, outside the folder
-                save_feed(feed, folder / "feed.npz")
-                return run_in_child(runtime, path, folder / "feed.npz", self.settings.get(runtime, {}), self.context,
-                                    timeout=self.timeout)
-            finally:
-                path.unlink(missing_ok=True)
-
-
-def check_outputs(model: onnx.ModelProto, path: pathlib.Path, feed: Mapping[str, np.ndarray],
-                  results: Mapping[str, Mapping], baseline: str, rows: Sequence[dict],
-                  node_results: Sequence[audit.NodeResult], *, atol: float, rtol: float,
-                  settings: Mapping[str, Mapping], context: Mapping, timeout: float | None,
-                  base_dir: str | None = None) -> dict[tuple[str, str], Causal]:
+def check_outputs(model: onnx.ModelProto, feed: Mapping[str, np.ndarray], results: Mapping[str, Mapping],
+                  baseline: str, rows: Sequence[dict], node_results: Sequence[audit.NodeResult], *, atol: float,
+                  rtol: float, runner: Runner, base_dir: str | None = None) -> dict[tuple[str, str], Causal]:
     """The causal check of every explained output row (``output``, ``runtime``, ``node``), one cut
     run per runtime and set of cut nodes. Returns (output, runtime) -> :class:`Causal`."""
-    graph = audit.Graph(model)
-    checks: dict[tuple[str, str], Causal] = {}
+    checks = _Checks(model, audit.Graph(model), feed, results, baseline, atol, rtol, runner, base_dir)
     groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
     for row in rows:
-        cut = cut_nodes(graph, row["output"], row["runtime"], node_results)
+        cut = cut_nodes(checks.graph, row["output"], row["runtime"], node_results)
         groups.setdefault((row["runtime"], tuple(r.node.index for r in cut)), []).append(row["output"])
-    runner = _Runner(path, settings, context, timeout)
+    found = {}
     for (runtime, indices), names in groups.items():
-        found = _check_group(model, graph, feed, results, baseline, runtime, indices, names, node_results,
-                             atol=atol, rtol=rtol, runner=runner, base_dir=base_dir)
-        checks.update({(name, runtime): found[name] for name in names})
-    return checks
+        group = checks.group(runtime, indices, names, node_results)
+        found.update({(name, runtime): group[name] for name in names})
+    return found
 
 
-def _check_group(model, graph, feed, results, baseline, runtime, indices, names, node_results, *, atol, rtol,
-                 runner, base_dir) -> dict[str, Causal]:
-    by_index = {r.node.index: r for r in node_results if r.runtime == runtime}
-    cut_results = [by_index[i] for i in indices]
-    labels = tuple(r.node.name for r in cut_results)
-    other, base = results[runtime], results[baseline]
-    # The other runtime's values, in the baseline's dtypes where they differ (OpenVINO may return int32 for int64).
-    cut = {n: np.asarray(other[n]).astype(base[n].dtype if n in base else np.asarray(other[n]).dtype, copy=False)
-           for r in cut_results for n in r.node.outputs if n}
-    upstream = [r for r in cut_results if r.status == "upstream"]
-    exposed = [n for r in upstream for n in r.node.inputs if n and n not in feed and n not in cut
-               and n not in {t.name for t in model.graph.initializer}]
-    outputs = list(dict.fromkeys([*names, *exposed]))
-    sub = cut_model(model, cut, outputs, recompute=[r.node.index for r in upstream])
-    result = runner.run(baseline, sub, {**feed, **cut})
-    if result.status != "ok":
-        return {name: Causal("not-run", labels, baseline, f"the cut model did not run in {baseline}: "
-                             f"{result.status}: {result.detail}") for name in names}
-    recomputed = dict(result.outputs)
-    # The baseline's values in the cut run, a recomputed node's own output under its name: its audit again.
-    own = {n[:-len(RECOMPUTED)]: v for n, v in recomputed.items() if n.endswith(RECOMPUTED)}
-    rejudge = {**cut, **recomputed, **own}
-    checked = {}
-    for node in audit.audit_nodes(model, [r.node for r in upstream], feed, {baseline: rejudge, runtime: other},
-                                  baseline, atol=atol, rtol=rtol, base_dir=base_dir):
-        if node.status not in ("agree", "explained"):
-            why = ("its inputs still differ" if node.status == "upstream"
-                   else f"{node.status}: {node.detail}")
-            trace = {"node": node.node.name, "op": node.as_dict()["op"], "detail": node.detail}
-            checked = {name: Causal("failed", labels, baseline, f"fed {runtime}'s values of the cut nodes, "
-                                    f"{model_mod.node_label(node.node)} still differs ({why})", None, trace)
-                       for name in names}
-            break
-    out = {}
-    for name in names:
-        if name in checked:
-            out[name] = checked[name]
-            continue
-        got = recomputed.get(name)
-        if got is None:
-            out[name] = Causal("not-run", labels, baseline, f"the cut model returned no {name!r}")
-            continue
-        comparison = compare_arrays(other[name], got, atol=atol, rtol=rtol)
-        if comparison.status == "match":
-            out[name] = Causal("passed", labels, baseline,
-                               f"{baseline} fed {runtime}'s values of {count(len(labels), 'cut node')} gives "
-                               f"{runtime}'s {name!r} within tolerance",
-                               comparison.as_dict())
-            continue
-        trace = _trace(model, graph, feed, results, baseline, runtime, indices, name, cut, atol=atol, rtol=rtol,
-                       runner=runner, base_dir=base_dir)
-        where = (f"; the remaining difference first appears at {trace['node']} ({trace['op']}): {trace['detail']}"
-                 if trace else "")
-        out[name] = Causal("failed", labels, baseline,
-                           f"{baseline} fed {runtime}'s values of the cut nodes still differs from {runtime}: "
-                           f"{comparison.detail}{where}", comparison.as_dict(), trace)
-    return out
+class _Checks(NamedTuple):
+    """What the causal checks of one comparison share: the model, the feed, each runtime's results."""
 
+    model: onnx.ModelProto
+    graph: audit.Graph
+    feed: Mapping[str, np.ndarray]
+    results: Mapping[str, Mapping]
+    baseline: str
+    atol: float
+    rtol: float
+    runner: Runner
+    base_dir: str | None
 
-def _trace(model, graph, feed, results, baseline, runtime, indices, output, cut, *, atol, rtol, runner,
-           base_dir) -> dict | None:
-    """The first node after the cut whose inputs agree in the cut run and the other runtime and
-    whose output does not: both run again with every tensor between the cut and ``output`` exposed
-    (the other runtime on the whole model, unless its results already hold them)."""
-    between = [i for i in sorted(graph.tensor_ancestors(output))
-               if any(c in graph.node_ancestors(i) for c in indices) and i not in indices]
-    # Their outputs, and the inputs they read from outside the cut's descendants (another branch).
-    tensors = list(dict.fromkeys(n for i in between for n in (*model.graph.node[i].input, *model.graph.node[i].output)
-                                 if n in graph.producer and n not in cut))
-    other = results[runtime]
-    if any(n not in other for n in tensors):
-        exposed, _ = model_mod.audit_model(model, [model_mod.AuditedNode(-1, "", "", "", (), tuple(tensors))])
-        rerun = runner.run(runtime, exposed, feed)
+    def group(self, runtime: str, indices: tuple[int, ...], names: Sequence[str],
+              node_results: Sequence[audit.NodeResult]) -> dict[str, Causal]:
+        """The outputs ``names`` of ``runtime``, whose difference the nodes ``indices`` are blamed for."""
+        by_index = {r.node.index: r for r in node_results if r.runtime == runtime}
+        cut_results = [by_index[i] for i in indices]
+        labels = tuple(r.node.name for r in cut_results)
+        baseline, other, base = self.baseline, self.results[runtime], self.results[self.baseline]
+        # The other runtime's values, in the baseline's dtypes where they differ (OpenVINO may return int32 for int64).
+        cut = {n: np.asarray(other[n]).astype(base[n].dtype if n in base else np.asarray(other[n]).dtype, copy=False)
+               for r in cut_results for n in r.node.outputs if n}
+        upstream = [r for r in cut_results if r.status == "upstream"]
+        initializers = {t.name for t in self.model.graph.initializer}
+        exposed = [n for r in upstream for n in r.node.inputs
+                   if n and n not in self.feed and n not in cut and n not in initializers]
+        sub = cut_model(self.model, cut, list(dict.fromkeys([*names, *exposed])),
+                        recompute=[r.node.index for r in upstream])
+        result = self.runner.run(baseline, sub, {**self.feed, **cut})
+        if result.status != "ok":
+            return {name: Causal("not-run", labels, baseline, f"the cut model did not run in {baseline}: "
+                                 f"{result.status}: {result.detail}") for name in names}
+        recomputed = dict(result.outputs)
+        # The baseline's values in the cut run, a recomputed node's own output under its name: its audit again.
+        own = {n[:-len(RECOMPUTED)]: v for n, v in recomputed.items() if n.endswith(RECOMPUTED)}
+        rejudge = {**cut, **recomputed, **own}
+        for node in audit.audit_nodes(self.model, [r.node for r in upstream], self.feed,
+                                      {baseline: rejudge, runtime: other}, baseline, atol=self.atol, rtol=self.rtol,
+                                      base_dir=self.base_dir):
+            if node.status not in ("agree", "explained"):
+                why = "its inputs still differ" if node.status == "upstream" else f"{node.status}: {node.detail}"
+                trace = {"node": node.node.name, "op": node.node.op, "detail": node.detail}
+                return {name: Causal("failed", labels, baseline, f"fed {runtime}'s values of the cut nodes, "
+                                     f"{model_mod.node_label(node.node)} still differs ({why})", None, trace)
+                        for name in names}
+        out = {}
+        for name in names:
+            got = recomputed.get(name)
+            if got is None:
+                out[name] = Causal("not-run", labels, baseline, f"the cut model returned no {name!r}")
+                continue
+            comparison = compare_arrays(other[name], got, atol=self.atol, rtol=self.rtol)
+            if comparison.status == "match":
+                out[name] = Causal("passed", labels, baseline,
+                                   f"{baseline} fed {runtime}'s values of {count(len(labels), 'cut node')} gives "
+                                   f"{runtime}'s {name!r} within tolerance", comparison.as_dict())
+                continue
+            trace = self.trace(runtime, indices, name, cut)
+            where = (f"; the remaining difference first appears at {trace['node']} ({trace['op']}): {trace['detail']}"
+                     if trace else "")
+            out[name] = Causal("failed", labels, baseline,
+                               f"{baseline} fed {runtime}'s values of the cut nodes still differs from {runtime}: "
+                               f"{comparison.detail}{where}", comparison.as_dict(), trace)
+        return out
+
+    def trace(self, runtime: str, indices: Sequence[int], output: str, cut: Mapping[str, np.ndarray]) -> dict | None:
+        """The first node after the cut whose inputs agree in the cut run and the other runtime and
+        whose output does not: both run again with every tensor between the cut and ``output`` exposed
+        (the other runtime on the whole model, unless its results already hold them)."""
+        model, graph = self.model, self.graph
+        between = [i for i in sorted(graph.tensor_ancestors(output))
+                   if any(c in graph.node_ancestors(i) for c in indices) and i not in indices]
+        # Their outputs, and the inputs they read from outside the cut's descendants (another branch).
+        nodes = [model.graph.node[i] for i in between]
+        tensors = list(dict.fromkeys(n for node in nodes for n in (*node.input, *node.output)
+                                     if n in graph.producer and n not in cut))
+        other = self.results[runtime]
+        if any(n not in other for n in tensors):
+            rerun = self.runner.run(runtime, model_mod.expose(model, tensors), self.feed)
+            if rerun.status != "ok":
+                return None
+            other = {**rerun.outputs, **other}
+        rerun = self.runner.run(self.baseline, cut_model(model, cut, tensors), {**self.feed, **cut})
         if rerun.status != "ok":
             return None
-        other = {**rerun.outputs, **other}
-    sub = cut_model(model, cut, tensors)
-    rerun = runner.run(baseline, sub, {**feed, **cut})
-    if rerun.status != "ok":
-        return None
-    keep = set(tensors) | set(cut)
-    base_values = {n: v for n, v in {**rerun.outputs, **cut}.items() if n in keep}
-    other_values = {n: v for n, v in other.items() if n in keep}
-    split = audit.origins(_only(model, between), feed, {baseline: base_values, runtime: other_values}, baseline,
-                          atol=atol, rtol=rtol, base_dir=base_dir)
-    if not split:
-        return None
-    first = split[0]
-    return {"node": first.name, "op": first.op, "detail": first.detail}
+        keep = set(tensors) | set(cut)
+        base_values = {n: v for n, v in {**rerun.outputs, **cut}.items() if n in keep}
+        other_values = {n: v for n, v in other.items() if n in keep}
+        split = audit.origins(model, self.feed, {self.baseline: base_values, runtime: other_values}, self.baseline,
+                              atol=self.atol, rtol=self.rtol, base_dir=self.base_dir, only=set(between))
+        return {"node": split[0].name, "op": split[0].op, "detail": split[0].detail} if split else None
 
 
-def _only(model: onnx.ModelProto, indices: Sequence[int]) -> onnx.ModelProto:
-    """``model`` with only the nodes ``indices`` (for :func:`ortops.compare.audit.origins`)."""
-    part = onnx.ModelProto()
-    part.CopyFrom(model)
-    nodes = [n for i, n in enumerate(model.graph.node) if i in set(indices)]
-    del part.graph.node[:]
-    part.graph.node.extend(nodes)
-    return part
-
-
-def check_failure(model: onnx.ModelProto, path: pathlib.Path, feed: Mapping[str, np.ndarray],
-                  results: Mapping[str, Mapping], runtime: str, node: model_mod.AuditedNode, *,
-                  settings: Mapping[str, Mapping], context: Mapping, timeout: float | None,
+def check_failure(model: onnx.ModelProto, feed: Mapping[str, np.ndarray], results: Mapping[str, Mapping],
+                  runtime: str, node: model_mod.AuditedNode, *, runner: Runner,
                   base_dir: str | None = None) -> Causal:
     """Whether ``node`` alone fails (or crashes) in ``runtime`` too, on the inputs a runtime that
     ran computed for it (or the feed): ``passed`` when it does, ``failed`` when it runs."""
@@ -291,12 +249,11 @@ def check_failure(model: onnx.ModelProto, path: pathlib.Path, feed: Mapping[str,
             break
     else:
         return Causal("not-run", label, runtime, "no runtime computed this node's inputs")
-    alone = _Runner(path, settings, context, timeout).run(runtime, node_model(model, node.index, inputs), inputs)
+    alone = runner.run(runtime, node_model(model, node.index, inputs), inputs)
     if alone.status in ("failed", "crashed"):
         return Causal("passed", label, runtime, f"the node alone, on the same inputs, {alone.status} in "
                                                 f"{runtime} too: {alone.detail[:300]}")
     if alone.status == "ok":
         return Causal("failed", label, runtime, f"the node alone, on the same inputs, runs in {runtime}: "
-                                                "the failure comes from elsewhere in the model",
-                      trace=None)
+                                                "the failure comes from elsewhere in the model")
     return Causal("not-run", label, runtime, f"{alone.status}: {alone.detail[:300]}")

@@ -1,5 +1,5 @@
 """The model ``ortops compare`` runs: loaded once without its external data (:func:`load`), with the
-audited nodes' tensors exposed as graph outputs (:func:`audit_model`), written where every runtime
+audited nodes' tensors exposed as graph outputs (:func:`expose`), written where every runtime
 finds the weights (:func:`save`). :func:`lift_branches` inlines the branch an ``If`` takes for the
 run's inputs, so the audited nodes inside become main-graph nodes; what stays out of reach is
 listed as :class:`Unobserved`, with the reason.
@@ -17,9 +17,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ..graph import external_tensors
+from ..graph import DEFAULT_DOMAINS, external_tensors
 
-__all__ = ["AuditedNode", "Lifted", "ModelError", "Unobserved", "audit_model", "external_files", "lift_branches", "load",
+__all__ = ["AuditedNode", "Lifted", "ModelError", "Unobserved", "expose", "external_files", "lift_branches", "load",
            "node_label", "op_name", "save"]
 
 
@@ -37,10 +37,20 @@ class AuditedNode(NamedTuple):
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
 
+    @classmethod
+    def of(cls, index: int, node: onnx.NodeProto) -> AuditedNode:
+        """Node ``index`` of the main graph (an unnamed node is ``#index``)."""
+        return cls(index, node.name or f"#{index}", node.domain, node.op_type, tuple(node.input), tuple(node.output))
+
+    @property
+    def op(self) -> str:
+        """``domain::op_type`` as compare.json writes it; ``op_type`` where the domain is empty."""
+        return f"{self.domain}::{self.op_type}" if self.domain else self.op_type
+
 
 def op_name(node) -> str:
     """``domain::op_type``, or ``op_type`` for the default domain."""
-    return f"{node.domain}::{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
+    return f"{node.domain}::{node.op_type}" if node.domain not in DEFAULT_DOMAINS else node.op_type
 
 
 def node_label(node) -> str:
@@ -73,43 +83,28 @@ def external_files(model: onnx.ModelProto) -> list[str]:
     return files
 
 
-def audit_model(model: onnx.ModelProto, nodes: Sequence[AuditedNode]) -> tuple[onnx.ModelProto, list[str]]:
-    """A copy of ``model`` whose graph also outputs every tensor of ``nodes`` computed in the graph.
+def expose(model: onnx.ModelProto, names: Sequence[str]) -> onnx.ModelProto:
+    """A copy of ``model`` whose graph also outputs the tensors ``names`` computed in the graph.
 
-    Returns the model and the names of the tensors added. Initializers and graph inputs are not
-    added (their values are known). Types come from ONNX shape inference where it knows them.
+    Graph inputs, initializers and outputs are not added again (their values are known). Types
+    come from ONNX shape inference where it knows them.
     """
-    audited = onnx.ModelProto()
-    audited.CopyFrom(model)
-    graph = audited.graph
-    known = {o.name for o in graph.output} | {i.name for i in graph.input} | {t.name for t in graph.initializer}
-    wanted = []
-    for node in nodes:
-        for name in (*node.inputs, *node.outputs):
-            if name and name not in known and name not in wanted:
-                wanted.append(name)
-    types = _inferred_types(model)
-    for name in wanted:
-        info = types.get(name)
-        if info is not None and info.type.HasField("tensor_type") and info.type.tensor_type.elem_type:
-            out = onnx.ValueInfoProto()
-            out.name = name
-            out.type.tensor_type.elem_type = info.type.tensor_type.elem_type
-            graph.output.append(out)
-        else:
-            graph.output.append(helper.make_empty_tensor_value_info(name))
-    return audited, wanted
-
-
-def _inferred_types(model: onnx.ModelProto) -> dict[str, onnx.ValueInfoProto]:
     from ..builder.schemas import register_schemas
 
+    exposed = onnx.ModelProto()
+    exposed.CopyFrom(model)
+    graph = exposed.graph
+    known = {o.name for o in graph.output} | {i.name for i in graph.input} | {t.name for t in graph.initializer}
     register_schemas()
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
+        types = {v.name: v.type.tensor_type.elem_type for v in (*inferred.graph.value_info, *inferred.graph.output)}
     except Exception:  # noqa: BLE001 - inference is a convenience: untyped outputs still work
-        return {}
-    return {v.name: v for v in (*inferred.graph.value_info, *inferred.graph.output)}
+        types = {}
+    for name in dict.fromkeys(n for n in names if n and n not in known):
+        graph.output.append(helper.make_tensor_value_info(name, types[name], None) if types.get(name)
+                            else helper.make_empty_tensor_value_info(name))
+    return exposed
 
 
 def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path, tag: str) -> pathlib.Path:
@@ -238,39 +233,36 @@ def lift_branches(model: onnx.ModelProto, is_audited: Callable[[onnx.NodeProto],
     skipped: set[str] = set()  # If nodes left as they are, their audited nodes already listed
     for _ in range(_MAX_DEPTH):
         constants = {t.name: t for t in model.graph.initializer}
-        ifs = [(i, n) for i, n in enumerate(model.graph.node) if n.op_type == "If" and n.domain in ("", "ai.onnx")
-               and _key(n, i) not in skipped and _inside(n, is_audited, "")]
-        if not ifs:
-            break
-        wanted = [n.input[0] for _, n in ifs if n.input[0] not in known and n.input[0] not in constants]
+        ifs = [(i, n, inside) for i, n in enumerate(model.graph.node)
+               if n.op_type == "If" and n.domain in DEFAULT_DOMAINS and _key(n, i) not in skipped
+               and (inside := _inside(n, is_audited, ""))]
+        wanted = [n.input[0] for _, n, _ in ifs if n.input[0] not in known and n.input[0] not in constants]
         message = ""
         if wanted:
             values, message = probe(model, wanted)
             known.update({k: v for k, v in values.items() if k in wanted})
         level: list[tuple[str, str]] = []
-        for index, node in reversed(ifs):  # from the end, so earlier indices stay valid
-            cond = node.input[0]
+        for index, node, inside in reversed(ifs):  # from the end, so earlier indices stay valid
+            cond, label = node.input[0], node.name or f"If #{index}"
             value = (np.asarray(known[cond]) if cond in known else
                      onnx.numpy_helper.to_array(constants[cond]) if cond in constants else None)
-            label = node.name or f"If #{index}"
             if value is None or value.size != 1:
                 reason = (f"the condition {cond!r} of {label} could not be computed for these inputs"
                           + (f" ({message})" if message else ""))
-                unobserved += [Unobserved(n.name, op_name(n), w, reason) for n, w in _inside(node, is_audited, "")]
+                unobserved += _unobserved(inside, reason)
                 skipped.add(_key(node, index))
                 continue
-            taken = _BRANCHES[0] if bool(value.reshape(-1)[0]) else _BRANCHES[1]
-            other = _BRANCHES[1] if taken == _BRANCHES[0] else _BRANCHES[0]
+            condition = bool(value.reshape(-1)[0])
+            taken, other = _BRANCHES if condition else _BRANCHES[::-1]
             body = next(a.g for a in node.attribute if a.name == taken)
             inner = {n for b in body.node for n in b.output} | {t.name for t in body.initializer}
             clash = inner & _names(model.graph, skip=index)
-            not_taken = [(n, w) for n, w in _inside(node, is_audited, "") if w.startswith(f"{node.name or 'If'}.{other}")]
-            unobserved += [Unobserved(n.name, op_name(n), w, f"in the branch of {label} not taken for these inputs "
-                                                          f"(condition {bool(value.reshape(-1)[0])})") for n, w in not_taken]
+            not_taken = [(n, w) for n, w in inside if w.startswith(f"{node.name or 'If'}.{other}")]
+            unobserved += _unobserved(not_taken, f"in the branch of {label} not taken for these inputs "
+                                                 f"(condition {condition})")
             if clash:
                 reason = f"the {taken} of {label} reuses names of the main graph ({sorted(clash)[:3]}): not inlined"
-                unobserved += [Unobserved(n.name, op_name(n), w, reason) for n, w in _inside(node, is_audited, "")
-                               if (n, w) not in not_taken]
+                unobserved += _unobserved([found for found in inside if found not in not_taken], reason)
                 skipped.add(_key(node, index))
                 continue
             model = _inline(model, index, taken)
@@ -279,11 +271,13 @@ def lift_branches(model: onnx.ModelProto, is_audited: Callable[[onnx.NodeProto],
         if not level:
             break
     for index, node in enumerate(model.graph.node):
-        if _key(node, index) in skipped:
-            continue
-        for inner, where in _inside(node, is_audited, ""):
+        if _key(node, index) not in skipped:
             reason = (f"inside a {node.op_type} body: runtimes return a loop's final values and scan outputs, "
                       "not the tensors of each iteration" if node.op_type in ("Loop", "Scan") else
                       f"inside a subgraph of {node.op_type}, which ortops does not lift")
-            unobserved.append(Unobserved(inner.name, op_name(inner), where, reason))
+            unobserved += _unobserved(_inside(node, is_audited, ""), reason)
     return Lifted(model, inlined, unobserved)
+
+
+def _unobserved(found: Sequence[tuple[onnx.NodeProto, str]], reason: str) -> list[Unobserved]:
+    return [Unobserved(node.name, op_name(node), where, reason) for node, where in found]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime
 import os
 import pathlib
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
@@ -18,7 +17,7 @@ from . import inputs as inputs_mod
 from . import model as model_mod
 from .groups import count
 from .outputs import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance, Tolerances, compare_arrays
-from .runtimes import RUNTIMES, RuntimeResult, run_in_child, save_feed
+from .runtimes import RUNTIMES, Runner, RuntimeResult
 
 __all__ = ["SCHEMA", "Step", "compare", "exit_status"]
 
@@ -110,63 +109,42 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
     model = model_mod.load(path)
     dims = dict(dims or {})
     if inputs is None:
-        feed = inputs_mod.generate(model, seed=seed, dims=dims, ties=ties)
-        source = "generated"
+        feed, source = inputs_mod.generate(model, seed=seed, dims=dims, ties=ties), "generated"
+    elif isinstance(inputs, (str, os.PathLike)):
+        feed, source = inputs_mod.load_npz(inputs), "npz"
     else:
-        feed = inputs_mod.load_npz(inputs) if isinstance(inputs, (str, os.PathLike)) else dict(inputs)
-        source = "npz" if isinstance(inputs, (str, os.PathLike)) else "given"
+        feed, source = dict(inputs), "given"
     inputs_mod.check_feed(model, feed, dims)
     original_outputs = [o.name for o in model.graph.output]
     node_count = len(model.graph.node)
-    results: dict[str, RuntimeResult] = {}
-    written: list[pathlib.Path] = []
     runtime_settings = {"openvino": {"precision": openvino_precision}}
-    common = {"external_dir": os.fspath(path.parent.resolve())}
-    with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:
-        tmp = pathlib.Path(tmp)
-        try:
-            feed_path = tmp / "feed.npz"
-            save_feed(feed, feed_path)
+    runner = Runner(path, runtime_settings, {"external_dir": os.fspath(path.parent.resolve())}, timeout)
 
-            def probe(m, names):  # the conditions of If nodes, from the first runtime that runs
-                exposed_model, _ = model_mod.audit_model(m, [model_mod.AuditedNode(-1, "", "", "", tuple(names), ())])
-                probe_path = model_mod.save(exposed_model, path, tmp, "probe")
-                written.append(probe_path)
-                detail = ""
-                for runtime in runtimes:
-                    settings = runtime_settings.get(runtime, {})
-                    result = run_in_child(runtime, probe_path, feed_path, settings, common, timeout=timeout)
-                    if result.status == "ok":
-                        return result.outputs, ""
-                    detail = detail or f"{runtime} {result.status}: {result.detail}"
-                return {}, detail
+    def probe(m, names):  # the conditions of If nodes, from the first runtime that runs
+        exposed_model, detail = model_mod.expose(m, names), ""
+        for runtime in runtimes:
+            result = runner.run(runtime, exposed_model, feed)
+            if result.status == "ok":
+                return result.outputs, ""
+            detail = detail or f"{runtime} {result.status}: {result.detail}"
+        return {}, detail
 
-            lifted = model_mod.lift_branches(model, audit.is_audited, probe, known=feed)
-            model = lifted.model
-            nodes = audit.audited_nodes(model)
-            exposed_nodes = nodes
-            if trace:
-                exposed_nodes = [model_mod.AuditedNode(i, n.name or f"#{i}", n.domain, n.op_type, tuple(n.input),
-                                                       tuple(n.output)) for i, n in enumerate(model.graph.node)]
-            audited, exposed = model_mod.audit_model(model, exposed_nodes)
-            audited_path = model_mod.save(audited, path, tmp, "audited")
-            written.append(audited_path)
-            for runtime in runtimes:
-                tell(Step(runtime, False))
-                settings = runtime_settings.get(runtime, {})
-                results[runtime] = run_in_child(runtime, audited_path, feed_path, settings, common, timeout=timeout)
-                if results[runtime].status == "failed" and exposed:
-                    # The exposed tensors may be what the runtime refuses: retry on the model as it is.
-                    plain_path = model_mod.save(model, path, tmp, "plain")
-                    written.append(plain_path)
-                    retry = run_in_child(runtime, plain_path, feed_path, settings, common, timeout=timeout)
-                    if retry.status == "ok":
-                        results[runtime] = retry._replace(
-                            detail="ran without the audited tensors exposed: " + results[runtime].detail)
-                tell(Step(runtime, True, results[runtime].status, results[runtime].seconds))
-        finally:
-            for file in written:
-                file.unlink(missing_ok=True)
+    lifted = model_mod.lift_branches(model, audit.is_audited, probe, known=feed)
+    model = lifted.model
+    nodes = audit.audited_nodes(model)
+    exposed = [model_mod.AuditedNode.of(i, n) for i, n in enumerate(model.graph.node)] if trace else nodes
+    audited = model_mod.expose(model, [n for node in exposed for n in (*node.inputs, *node.outputs)])
+    results: dict[str, RuntimeResult] = {}
+    for runtime in runtimes:
+        tell(Step(runtime, False))
+        results[runtime] = runner.run(runtime, audited, feed)
+        if results[runtime].status == "failed" and len(audited.graph.output) > len(model.graph.output):
+            # The exposed tensors may be what the runtime refuses: retry on the model as it is.
+            retry = runner.run(runtime, model, feed)
+            if retry.status == "ok":
+                results[runtime] = retry._replace(
+                    detail="ran without the audited tensors exposed: " + results[runtime].detail)
+        tell(Step(runtime, True, results[runtime].status, results[runtime].seconds))
     tell(Step("compare", False))
     compared = time.perf_counter()
     ran = {name: r.outputs for name, r in results.items() if r.status == "ok"}
@@ -178,41 +156,35 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
     found = (audit.origins(model, feed, ran, baseline, atol=atol, rtol=rtol, base_dir=base_dir)
              if trace and baseline else [])
     output_rows = []
-    for runtime in ran:
-        if runtime == baseline:
-            continue
-        for name in original_outputs:
-            want, got = ran[baseline].get(name), ran[runtime].get(name)
-            if want is None and got is None:  # a sequence, map or string output: not compared
-                output_rows.append({"output": name, "runtime": runtime, "verdict": "skipped",
-                                    "explanation": "not a numeric tensor in either runtime", "node": None,
-                                    "comparison": None})
-                continue
-            if want is None or got is None:
-                output_rows.append({"output": name, "runtime": runtime, "verdict": "unexplained",
-                                    "explanation": f"{runtime if got is None else baseline} returned no output {name!r}",
-                                    "node": None, "comparison": None})
-                continue
+    for runtime, name in ((r, n) for r in ran if r != baseline for n in original_outputs):
+        want, got = ran[baseline].get(name), ran[runtime].get(name)
+        row = {"output": name, "runtime": runtime, "verdict": "unexplained", "explanation": "", "node": None,
+               "comparison": None}
+        if want is None and got is None:  # a sequence, map or string output: not compared
+            row.update(verdict="skipped", explanation="not a numeric tensor in either runtime")
+        elif want is None or got is None:
+            row["explanation"] = f"{runtime if got is None else baseline} returned no output {name!r}"
+        else:
             comparison = compare_arrays(got, want, **tolerances.of(name)._asdict())
             if comparison.status == "match":
-                verdict, explanation, node = "match", "", None
+                row["verdict"] = "match"
             else:
-                verdict, explanation, node = audit.explain_output(graph, name, runtime, node_results)
-                if verdict == "unexplained":
-                    explanation += audit.origin_note(graph, name, runtime, found)
-                    if runtime == "openvino" and openvino_precision != "f32" and comparison.dtype[0].startswith("float"):
-                        explanation += (f"; OpenVINO ran at precision {openvino_precision} "
-                                        "(--openvino-precision f32 compares at float32)")
-            output_rows.append({"output": name, "runtime": runtime, "verdict": verdict, "explanation": explanation,
-                                "node": node, "comparison": comparison.as_dict(), "causal": None})
+                row["verdict"], row["explanation"], row["node"] = audit.explain_output(graph, name, runtime,
+                                                                                       node_results)
+            if row["verdict"] == "unexplained":
+                row["explanation"] += audit.origin_note(graph, name, runtime, found)
+                if runtime == "openvino" and openvino_precision != "f32" and comparison.dtype[0].startswith("float"):
+                    row["explanation"] += (f"; OpenVINO ran at precision {openvino_precision} "
+                                           "(--openvino-precision f32 compares at float32)")
+            row.update(comparison=comparison.as_dict(), causal=None)
+        output_rows.append(row)
     tell(Step("compare", True, "outputs compared, nodes audited", time.perf_counter() - compared))
     explained = [row for row in output_rows if row["verdict"] == "explained"]
-    checking = dict(settings=runtime_settings, context=common, timeout=timeout, base_dir=base_dir)
     if explained:
         tell(Step("causal", False))
         started = time.perf_counter()
-        checks = causal.check_outputs(model, path, feed, ran, baseline, explained, node_results, atol=atol,
-                                      rtol=rtol, **checking)
+        checks = causal.check_outputs(model, feed, ran, baseline, explained, node_results, atol=atol, rtol=rtol,
+                                      runner=runner, base_dir=base_dir)
         for row in explained:
             _apply_causal(row, checks[row["output"], row["runtime"]])
         tell(Step("causal", True, f"{count(len(explained), 'output')} checked", time.perf_counter() - started))
@@ -227,7 +199,7 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
                 finding, node = cause
                 row.update(verdict="explained", topic=finding.topic, node=node.name,
                            explanation=f"{model_mod.node_label(node)}: {finding.detail}")
-                check = causal.check_failure(model, path, feed, ran, name, node, **checking)
+                check = causal.check_failure(model, feed, ran, name, node, runner=runner, base_dir=base_dir)
                 row["causal"] = check.as_dict()
                 if check.status == "failed":
                     row.update(verdict="unexplained", explanation=f"{row['explanation']}; but {check.detail}")
@@ -250,8 +222,7 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         "outputs": output_rows,
         "nodes": [r.as_dict() for r in node_results],
         "trace": [o.as_dict() for o in found],
-        "audited": [{"node": n.name, "op": f"{n.domain}::{n.op_type}" if n.domain else n.op_type, "index": n.index}
-                    for n in nodes],
+        "audited": [{"node": n.name, "op": n.op, "index": n.index} for n in nodes],
         "lifted": [{"node": name, "branch": branch} for name, branch in lifted.inlined],
         "unobserved": [u._asdict() for u in lifted.unobserved],
         "seconds": round(time.perf_counter() - start, 3),
@@ -266,11 +237,9 @@ def _apply_causal(row: dict, check: causal.Causal) -> None:
     if check.status == "passed":
         row["explanation"] += f" (causal check passed: {check.detail})"
         return
+    why = "it does not cause this difference" if check.status == "failed" else "the causal check could not run"
     row["verdict"] = "unexplained"
-    row["explanation"] = (f"{row['node']} differs and is explained, but it does not cause this difference: "
-                          f"{check.detail}" if check.status == "failed"
-                          else f"{row['node']} differs and is explained, but the causal check could not run: "
-                               f"{check.detail}")
+    row["explanation"] = f"{row['node']} differs and is explained, but {why}: {check.detail}"
     if check.trace:
         row["node"] = check.trace["node"]
 

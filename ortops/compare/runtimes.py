@@ -8,15 +8,19 @@ installed ``missing``, one that refuses the model ``failed``.
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
+import tempfile
+import time
 from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
+import onnx
 
-__all__ = ["RUNTIMES", "RuntimeResult", "has_ortops_nodes", "reference_ops", "run_here", "run_in_child", "save_feed"]
+from . import model as model_mod
+
+__all__ = ["RUNTIMES", "Runner", "RuntimeResult", "reference_ops", "run_here", "run_in_child"]
 
 RUNTIMES = ("onnxruntime", "openvino", "reference")
 
@@ -33,13 +37,6 @@ class RuntimeResult(NamedTuple):
     seconds: float
 
 
-def has_ortops_nodes(model) -> bool:
-    from ..graph import graphs
-    from ..ops import DOMAINS
-
-    return any(n.domain in DOMAINS for g in graphs(model.graph) for n in g.node)
-
-
 def reference_ops() -> list[type]:
     """``onnx.reference.op_run.OpRun`` classes, one per ortops op, for ``ReferenceEvaluator(new_ops=...)``.
 
@@ -50,7 +47,6 @@ def reference_ops() -> list[type]:
     ``_run`` that names its attributes). So each class carries the schema ortops registers for its
     domain (``op_schema``), and reads the attributes from the node itself, parsed by the op's spec.
     """
-    import onnx
     from onnx.reference.op_run import OpRun
 
     from ..builder.schemas import SCHEMA_VERSION, register_schemas
@@ -60,20 +56,15 @@ def reference_ops() -> list[type]:
     classes = []
     for op in OPS:
         def _run(self, *inputs, _op=op, **attrs):
-            raw = {a.name: self.onnx_node_attr(a.name) for a in _op.attrs}
-            parsed = _op.parse_attributes({k: v for k, v in raw.items() if v is not None}, self.onnx_node.name)
-            result = _op.reference(*inputs, **parsed)
+            names = {a.name for a in _op.attrs}  # the first of a repeated attribute, as onnx reads it
+            raw = {a.name: onnx.helper.get_attribute_value(a) for a in reversed(self.onnx_node.attribute)
+                   if a.name in names}
+            result = _op.reference(*inputs, **_op.parse_attributes(raw, self.onnx_node.name))
             return (result,) if isinstance(result, np.ndarray) else tuple(result)
-
-        def onnx_node_attr(self, name):
-            for attr in self.onnx_node.attribute:
-                if attr.name == name:
-                    return onnx.helper.get_attribute_value(attr)
-            return None
 
         classes.append(type(op.op_type, (OpRun,), {
             "op_domain": op.domain, "op_schema": onnx.defs.get_schema(op.op_type, SCHEMA_VERSION, op.domain),
-            "_run": _run, "onnx_node_attr": onnx_node_attr}))
+            "_run": _run}))
     return classes
 
 
@@ -86,27 +77,10 @@ def _version(package: str) -> str:
 def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], settings: Mapping) -> tuple[dict, str]:
     """Run the model in ``runtime`` in this process: (tensor name -> array, version string).
 
+    ``settings["external_dir"]``: the folder of the model's external data (default: the model's).
     Raises ModuleNotFoundError when the runtime is not installed, anything else when it cannot
     run the model.
     """
-    import onnx
-
-    if runtime == "onnxruntime":
-        import onnxruntime as ort
-
-        model = onnx.load(model_path, load_external_data=False)
-        if has_ortops_nodes(model):
-            from ..session import InferenceSession
-
-            model = onnx.load(model_path, load_external_data=False)
-            onnx.load_external_data_for_model(model, settings.get("external_dir") or os.path.dirname(model_path))
-            session = InferenceSession(model)
-            names = [o.name for o in session.get_outputs()]
-        else:
-            session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
-            names = [o.name for o in session.get_outputs()]
-        values = session.run(None, dict(feed))
-        return dict(zip(names, values)), f"onnxruntime {ort.__version__}"
     if runtime == "openvino":
         from ..interop import openvino as ov_interop
 
@@ -121,30 +95,35 @@ def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], sett
             for name in port.get_names():
                 outputs[name] = value
         return outputs, _version("openvino")
+    model = onnx.load(model_path, load_external_data=False)
+    external_dir = settings.get("external_dir") or os.path.dirname(model_path)
+    if runtime == "onnxruntime":
+        import onnxruntime as ort
+
+        from ..graph import graphs
+        from ..ops import DOMAINS
+        from ..session import InferenceSession
+
+        if any(n.domain in DOMAINS for g in graphs(model.graph) for n in g.node):
+            onnx.load_external_data_for_model(model, external_dir)
+            session = InferenceSession(model)
+        else:
+            session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+        names = [o.name for o in session.get_outputs()]
+        return dict(zip(names, session.run(None, dict(feed)))), f"onnxruntime {ort.__version__}"
     if runtime == "reference":
         from onnx.reference import ReferenceEvaluator
 
-        model = onnx.load(model_path, load_external_data=False)
-        onnx.load_external_data_for_model(model, settings.get("external_dir") or os.path.dirname(model_path))
+        onnx.load_external_data_for_model(model, external_dir)
         evaluator = ReferenceEvaluator(model, new_ops=reference_ops())
-        values = evaluator.run(None, dict(feed))
-        return dict(zip(evaluator.output_names, values)), _version("onnx")
+        return dict(zip(evaluator.output_names, evaluator.run(None, dict(feed)))), _version("onnx")
     raise ValueError(f"unknown runtime {runtime!r}; choose from {RUNTIMES}")
 
 
-def save_feed(feed: Mapping[str, np.ndarray], path: pathlib.Path) -> None:
-    """Write ``feed`` (name -> array) where a runtime's child reads it (``.npz``, names kept in order)."""
-    names = list(feed)
-    np.savez(path, __names__=np.array(json.dumps(names)), **{f"i{i}": np.asarray(feed[n]) for i, n in enumerate(names)})
-
-
-def _run_child(runtime: str, model_path: str, feed_path: str, settings: Mapping) -> dict:
+def _run_child(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], settings: Mapping) -> dict:
     """What the child process of one runtime does: its status (``ok``, ``missing``: the runtime
     is not installed, ``failed``: it could not run the model, with its message in ``detail``),
     its version and its tensor outputs (sequences, maps and other values are not compared)."""
-    with np.load(feed_path, allow_pickle=False) as archive:
-        names = json.loads(str(archive["__names__"]))
-        feed = {name: archive[f"i{i}"] for i, name in enumerate(names)}
     status = {"status": "ok", "detail": "", "version": "", "outputs": {}}
     try:
         outputs, status["version"] = run_here(runtime, model_path, feed, settings)
@@ -159,21 +138,19 @@ def _run_child(runtime: str, model_path: str, feed_path: str, settings: Mapping)
     return status
 
 
-def run_in_child(runtime: str, model_path: pathlib.Path, feed_path: pathlib.Path, settings: Mapping,
+def run_in_child(runtime: str, model_path: pathlib.Path, feed: Mapping[str, np.ndarray], settings: Mapping,
                  context: Mapping | None = None, *, timeout: float | None = None) -> RuntimeResult:
-    """Run ``runtime`` in a child process (:func:`ortops.processes.call_once`) and collect its result.
+    """Run ``runtime`` on ``feed`` (name -> array) in a child process (:func:`ortops.processes.call_once`).
 
     ``settings`` are the runtime's own (reported); ``context`` is what every runtime may need
     (``external_dir``: the folder of the original model's external data). A child that dies
     (a signal, an exit) or gives no answer within ``timeout`` seconds is ``crashed``.
     """
-    import time
-
     from ..processes import call_once
 
     start = time.perf_counter()
-    outcome = call_once(_run_child, runtime, os.fspath(model_path), os.fspath(feed_path),
-                        {**(context or {}), **settings}, timeout=timeout)
+    outcome = call_once(_run_child, runtime, os.fspath(model_path), dict(feed), {**(context or {}), **settings},
+                        timeout=timeout)
     seconds = time.perf_counter() - start
     if outcome.crash and outcome.crash.startswith("no answer"):
         return RuntimeResult(runtime, "crashed", f"{outcome.crash} (killed)", "", dict(settings), {}, seconds)
@@ -185,3 +162,23 @@ def run_in_child(runtime: str, model_path: pathlib.Path, feed_path: pathlib.Path
     status = outcome.value
     return RuntimeResult(runtime, status["status"], status["detail"], status["version"], dict(settings),
                          status["outputs"], seconds)
+
+
+class Runner(NamedTuple):
+    """Runs models of ``source`` (whose folder holds their external data) in a runtime's child
+    process, each written to a temporary folder of its own: ``settings`` (runtime -> its own),
+    ``context`` (what every runtime may need) and ``timeout`` as :func:`run_in_child`'s."""
+
+    source: pathlib.Path
+    settings: Mapping[str, Mapping]
+    context: Mapping
+    timeout: float | None
+
+    def run(self, runtime: str, model: onnx.ModelProto, feed: Mapping[str, np.ndarray]) -> RuntimeResult:
+        with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:
+            path = model_mod.save(model, self.source, pathlib.Path(tmp), "model")
+            try:  # the model may be written next to the source's external data, outside the folder
+                return run_in_child(runtime, path, feed, self.settings.get(runtime, {}), self.context,
+                                    timeout=self.timeout)
+            finally:
+                path.unlink(missing_ok=True)

@@ -12,7 +12,6 @@ from onnx.reference import ReferenceEvaluator
 
 from ortops import builder
 from ortops.compare import compare, runtimes
-from ortops.compare.runtimes import save_feed
 from . import models
 from conftest import brute_top_k
 
@@ -61,11 +60,9 @@ def test_reference_keeps_the_ncnn_arg_max_apart_from_the_standard_one():
 def test_each_runtime_runs_in_a_child_and_returns_named_outputs(tmp_path):
     path = tmp_path / "m.onnx"
     onnx.save(_side_by_side(), path)
-    feed = tmp_path / "feed.npz"
     x = np.random.default_rng(4).standard_normal((6, 7)).astype(np.float32)
-    save_feed({"x": x}, feed)
     for name in ("onnxruntime", "reference"):
-        result = runtimes.run_in_child(name, path, feed, {})
+        result = runtimes.run_in_child(name, path, {"x": x}, {})
         assert result.status == "ok", result.detail
         assert result.outputs["ov_indices"].tolist() == [brute_top_k(list(r), 3, largest=False) for r in x]
 
