@@ -164,23 +164,18 @@ class _Values:
     def __init__(self, model: onnx.ModelProto, feed: Mapping[str, np.ndarray], base_dir: str | None):
         self.constants: dict[str, onnx.TensorProto] = {t.name: t for t in model.graph.initializer}
         self.constants.update({n.output[0]: n.attribute[0].t for n in model.graph.node
-                               if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and n.attribute
+                               if n.op_type == "Constant" and n.domain in DEFAULT_DOMAINS and n.attribute
                                and n.attribute[0].name == "value"})
         self.feed, self.base_dir = feed, base_dir
         self._arrays: dict[str, np.ndarray] = {}
 
     def get(self, outputs: Mapping[str, np.ndarray], name: str) -> np.ndarray | None:
-        if not name:
-            return None
         if name in self.constants:
             if name not in self._arrays:
                 self._arrays[name] = onnx.numpy_helper.to_array(self.constants[name], self.base_dir or "")
             return self._arrays[name]
-        if name in self.feed:
-            return np.asarray(self.feed[name])
-        if name in outputs:
-            return np.asarray(outputs[name])
-        return None
+        value = self.feed.get(name, outputs.get(name)) if name else None
+        return None if value is None else np.asarray(value)
 
 
 def audit_nodes(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, results: Mapping[str, Mapping],

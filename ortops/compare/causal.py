@@ -26,7 +26,7 @@ from .groups import count
 from .outputs import compare_arrays
 from .runtimes import Runner
 
-__all__ = ["Causal", "RECOMPUTED", "check_failure", "check_outputs", "cut_model", "cut_nodes", "node_model"]
+__all__ = ["RECOMPUTED", "Causal", "check_failure", "check_outputs", "cut_model", "node_model"]
 
 #: Suffix of the name under which the cut model recomputes a cut node's output.
 RECOMPUTED = "::ortops-recomputed"
@@ -52,15 +52,6 @@ class Causal(NamedTuple):
 
     def as_dict(self) -> dict:
         return {**self._asdict(), "cut": list(self.cut)}
-
-
-def cut_nodes(graph: audit.Graph, output: str, runtime: str,
-              node_results: Sequence[audit.NodeResult]) -> list[audit.NodeResult]:
-    """The audited nodes on ``output``'s path that differ in ``runtime`` (``explained`` or
-    ``upstream``), in graph order: where the graph is cut."""
-    ancestors = graph.tensor_ancestors(output)
-    return sorted((r for r in node_results if r.runtime == runtime and r.node.index in ancestors
-                   and r.status in ("explained", "upstream")), key=lambda r: r.node.index)
 
 
 def _typed(name: str, value: np.ndarray, shaped: bool = True) -> onnx.ValueInfoProto:
@@ -131,9 +122,11 @@ def check_outputs(model: onnx.ModelProto, feed: Mapping[str, np.ndarray], result
     run per runtime and set of cut nodes. Returns (output, runtime) -> :class:`Causal`."""
     checks = _Checks(model, audit.Graph(model), feed, results, baseline, atol, rtol, runner, base_dir)
     groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
-    for row in rows:
-        cut = cut_nodes(checks.graph, row["output"], row["runtime"], node_results)
-        groups.setdefault((row["runtime"], tuple(r.node.index for r in cut)), []).append(row["output"])
+    for row in rows:  # the graph is cut at the audited nodes on the output's path that differ
+        ancestors = checks.graph.tensor_ancestors(row["output"])
+        cut = sorted(r.node.index for r in node_results if r.runtime == row["runtime"] and r.node.index in ancestors
+                     and r.status in ("explained", "upstream"))
+        groups.setdefault((row["runtime"], tuple(cut)), []).append(row["output"])
     found = {}
     for (runtime, indices), names in groups.items():
         group = checks.group(runtime, indices, names, node_results)

@@ -49,14 +49,10 @@ class NodeGroup(NamedTuple):
     topics: dict[str, int]
     example: Mapping
 
-    def label(self) -> str:
-        """``90 TopK nodes (/TopK ... /TopK_89)``."""
-        return f"{count(len(self.names), self.op + ' node')} ({span(self.names)})"
-
     def text(self) -> str:
         """``90 TopK nodes (/TopK ... /TopK_89): 90 ties``; the topic counts count nodes."""
         topics = ", ".join(f"{n} {topic}" for topic, n in self.topics.items())
-        return f"{self.label()}: {topics or self.status}"
+        return f"{count(len(self.names), self.op + ' node')} ({span(self.names)}): {topics or self.status}"
 
 
 def group_nodes(rows: Iterable[Mapping]) -> list[NodeGroup]:

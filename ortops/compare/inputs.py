@@ -141,7 +141,6 @@ def check_feed(model: onnx.ModelProto, feed: Mapping[str, np.ndarray], dims: Map
         for axis, (size, dim) in enumerate(zip(array.shape, tensor.shape.dim)):
             if dim.HasField("dim_value") and dim.dim_value != size:
                 raise InputError(f"input {name!r} has shape {array.shape}; axis {axis} must be {dim.dim_value}")
-            if dim.dim_param:
-                if bound.setdefault(dim.dim_param, size) != size:
-                    raise InputError(f"input {name!r} axis {axis} is {size}, but {dim.dim_param!r} "
-                                     f"is {bound[dim.dim_param]} elsewhere")
+            if dim.dim_param and bound.setdefault(dim.dim_param, size) != size:
+                raise InputError(f"input {name!r} axis {axis} is {size}, but {dim.dim_param!r} "
+                                 f"is {bound[dim.dim_param]} elsewhere")

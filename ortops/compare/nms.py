@@ -57,15 +57,12 @@ class NmsSettings(NamedTuple):
 
 def settings(node, inputs: Sequence[np.ndarray | None]) -> NmsSettings:
     """:class:`NmsSettings` from the node and its inputs (boxes, scores, max_output, iou, score)."""
-    def scalar(i):
+    def scalar(i, cast, default):
         value = inputs[i] if len(inputs) > i else None
-        return None if value is None or np.asarray(value).size == 0 else np.asarray(value).reshape(-1)[0]
+        return default if value is None or np.asarray(value).size == 0 else cast(np.asarray(value).reshape(-1)[0])
 
-    max_out, iou_threshold, score_threshold = scalar(2), scalar(3), scalar(4)
     center = next((a.i for a in node.attribute if a.name == "center_point_box"), 0)
-    return NmsSettings(max(int(max_out), 0) if max_out is not None else 0,
-                       float(iou_threshold) if iou_threshold is not None else 0.0,
-                       float(score_threshold) if score_threshold is not None else None, int(center))
+    return NmsSettings(max(scalar(2, int, 0), 0), scalar(3, float, 0.0), scalar(4, float, None), int(center))
 
 
 class Validity(NamedTuple):
@@ -109,20 +106,19 @@ def validate(selected: Sequence[int], boxes: np.ndarray, scores: np.ndarray, s: 
                 f"{_box(b, scores)} listed after {_box(a, scores)}")
         elif scores[b] == scores[a]:
             ties.append(f"{_box(a, scores)} and box {b} have equal scores")
-    chosen = boxes[selected] if selected else np.zeros((0, 4))
-    if len(selected) > 1:
-        overlap = np.triu(iou(chosen, chosen, s.center_point_box), 1)
-        for a, b in zip(*np.nonzero(overlap > s.iou_threshold)):
-            i, j = selected[a], selected[b]
-            (near if overlap[a, b] - s.iou_threshold <= iou_tol else problems).append(
-                f"{_box(j, scores)} kept though its IoU with {_box(i, scores)} is {overlap[a, b]:.7g} "
-                f"> iou_threshold={s.iou_threshold:.7g}")
+    chosen = np.asarray(boxes)[selected]
+    overlap = np.triu(iou(chosen, chosen, s.center_point_box), 1)
+    for a, b in zip(*np.nonzero(overlap > s.iou_threshold)):
+        i, j = selected[a], selected[b]
+        (near if overlap[a, b] - s.iou_threshold <= iou_tol else problems).append(
+            f"{_box(j, scores)} kept though its IoU with {_box(i, scores)} is {overlap[a, b]:.7g} "
+            f"> iou_threshold={s.iou_threshold:.7g}")
     candidates = np.arange(n) if s.score_threshold is None else np.nonzero(scores > s.score_threshold)[0]
     rest = np.setdiff1d(candidates, selected)
     if rest.size:
         full = 0 < len(selected) == s.max_output_boxes_per_class or s.max_output_boxes_per_class == 0
         last = scores[selected[-1]] if selected else np.inf
-        overlaps = iou(boxes[rest], chosen, s.center_point_box) if selected else np.zeros((rest.size, 0))
+        overlaps = iou(np.asarray(boxes)[rest], chosen, s.center_point_box)
         chosen_scores = scores[selected]
         for row, u in enumerate(rest):
             if full and scores[u] <= last + order_tol:
@@ -207,16 +203,17 @@ def classify(capture: Capture) -> Finding:
             problems += [where + p for p in _about(v.problems, changed)]
             ties += [where + t for t in _about(v.ties, changed)]
             near += [where + t for t in _about(v.near, changed)]
+    def first(evidence: list[str], more: str = "more") -> str:
+        return evidence[0] + (f" (and {len(evidence) - 1} {more})" if len(evidence) > 1 else "")
+
+    units = f"{differing} (batch, class) selection(s) differ"
     if problems:
         return Finding(None, False, f"{len(problems)} selection(s) that no order of equal scores gives: "
-                                    f"{problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
-    units = f"{differing} (batch, class) selection(s) differ"
+                                    f"{first(problems)}")
     if near:
-        return Finding("near-ties", True, f"{units}, each valid within tolerance: {near[0]}"
-                       + (f" (and {len(near) - 1} more near-ties)" if len(near) > 1 else ""))
+        return Finding("near-ties", True, f"{units}, each valid within tolerance: {first(near, 'more near-ties')}")
     if ties:
-        return Finding("ties", True, f"{units} only where scores are equal: {ties[0]}"
-                       + (f" (and {len(ties) - 1} more)" if len(ties) > 1 else ""))
+        return Finding("ties", True, f"{units} only where scores are equal: {first(ties)}")
     return Finding(None, False, f"{units}, yet both follow the spec's rule without any tie")
 
 

@@ -51,25 +51,17 @@ def _num(value) -> Cell:
     return Cell(f"{value:.3g}", sort=value)
 
 
-def _pairs(report: dict) -> list[PairSummary]:
-    """Per runtime pair, its outputs counted by verdict (the node groups are :func:`_node_groups`)."""
-    pairs = []
-    base = report["baseline"]
+def _pairs(report: dict) -> list[tuple[PairSummary, list[groups.NodeGroup]]]:
+    """Per runtime pair, its outputs counted by verdict and its explained and unexplained nodes
+    grouped by op and status."""
+    base, pairs = report["baseline"], []
     for runtime in report["summary"]["runtimes_ran"]:
-        if runtime == base:
-            continue
-        rows = [o for o in report["outputs"] if o["runtime"] == runtime]
-        counts = {s: sum(1 for o in rows if _STATUS[o["verdict"]] == s) for s in STATUSES}
-        pairs.append(PairSummary(f"{runtime} vs {base}", counts, unit="outputs"))
+        if runtime != base:
+            verdicts = [_STATUS[o["verdict"]] for o in report["outputs"] if o["runtime"] == runtime]
+            nodes = [n for n in report["nodes"] if n["runtime"] == runtime and n["status"] in ("explained", "unexplained")]
+            pairs.append((PairSummary(f"{runtime} vs {base}", {s: verdicts.count(s) for s in STATUSES},
+                                      unit="outputs"), groups.group_nodes(nodes)))
     return pairs
-
-
-def _node_groups(report: dict) -> list[tuple[str, list[groups.NodeGroup]]]:
-    """Per runtime pair, its explained and unexplained nodes grouped by op and status."""
-    base = report["baseline"]
-    return [(f"{runtime} vs {base}", groups.group_nodes(
-        n for n in report["nodes"] if n["runtime"] == runtime and n["status"] in ("explained", "unexplained")))
-            for runtime in report["summary"]["runtimes_ran"] if runtime != base]
 
 
 def _group_lines(group: groups.NodeGroup) -> tuple[str, str]:
@@ -122,14 +114,18 @@ def _nodes_table(report: dict) -> Table:
 def _runtimes_table(report: dict) -> Table:
     rows = []
     for r in report["runtimes"]:
-        settings = ", ".join(f"{k}={v}" for k, v in r["settings"].items())
         status = {"ok": "agree", "missing": None}.get(r["status"], r.get("verdict"))
         note = r["detail"] if r["status"] != "ok" else ""
         if r.get("explanation"):
             note = f"{note} -- {r['verdict']}: {r['explanation']}"
-        rows.append([r["name"], Cell(r["status"], status=status), r["version"], settings,
+        rows.append([r["name"], Cell(r["status"], status=status), r["version"], _settings(r),
                      _num(r["seconds"]), note])
     return Table(["runtime", "status", "version", "settings", "seconds", "detail"], rows, id="runtimes-table")
+
+
+def _settings(runtime: dict) -> str:
+    """``precision=f32``: a runtime row's settings."""
+    return ", ".join(f"{k}={v}" for k, v in runtime["settings"].items())
 
 
 def _inputs_table(report: dict) -> Table:
@@ -150,10 +146,11 @@ def document(report: dict) -> Document:
                       f"{len(report['audited'])} audited. Baseline: `{report['baseline']}`. "
                       f"OpenVINO precision: `{settings['openvino_precision']}`."),
             Paragraph(_HOW_TO_READ))
-    doc.add(Heading("Summary"), *summary_blocks(_pairs(report), STATUSES, id="summary-table"))
-    for pair, found in _node_groups(report):
+    pairs = _pairs(report)
+    doc.add(Heading("Summary"), *summary_blocks([pair for pair, _ in pairs], STATUSES, id="summary-table"))
+    for pair, found in pairs:
         if found:
-            doc.add(Paragraph(f"**{pair}**, audited nodes that differ (every node: the node audit table below):"),
+            doc.add(Paragraph(f"**{pair.name}**, audited nodes that differ (every node: the node audit table below):"),
                     Bullets([" ".join(_group_lines(g)) for g in found]))
     doc.add(Heading("Runtimes"), _runtimes_table(report))
     doc.add(Heading("Inputs"), _inputs_table(report))
@@ -237,22 +234,23 @@ def print_summary(report: dict, out, width: int | None = None) -> None:
 
     for r in report["runtimes"]:
         text = f"runtime {r['name']}: {r['status']} in {r['seconds']:.1f} s"
-        text += f" ({r['version']}" + (f", {', '.join(f'{k}={v}' for k, v in r['settings'].items())}" if r["settings"]
-                                       else "") + ")" if r["version"] else ""
+        if r["version"]:
+            text += f" ({', '.join(filter(None, [r['version'], _settings(r)]))})"
         if r["status"] != "ok":
             text += f": {r['detail']}"
         if r.get("explanation"):
             text += f" [{r['verdict']}: {r['explanation']}]"
         line(text)
-    for pair in _pairs(report):
+    pairs = _pairs(report)
+    for pair, _ in pairs:
         line(console.pair_line("compare", pair, STATUSES))
     if report.get("lifted") or report.get("unobserved"):
         line(f"compare subgraphs: {groups.count(len(report.get('lifted', [])), 'If node')} inlined, "
              f"{groups.count(len(report.get('unobserved', [])), 'audited node')} not observed (listed in compare.md)")
-    for pair, found in _node_groups(report):
+    for pair, found in pairs:
         for group in found:
             head, example = _group_lines(group)
-            line(f"{pair}: {head}")
+            line(f"{pair.name}: {head}")
             line(f"  {example}")
         if found:
             line("  every node: the node audit table of compare.md and compare.html")

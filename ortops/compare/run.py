@@ -6,6 +6,7 @@ import datetime
 import os
 import pathlib
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -245,11 +246,9 @@ def _apply_causal(row: dict, check: causal.Causal) -> None:
 
 
 def _summary(report: dict) -> dict:
-    outputs = report["outputs"]
-    count = {v: sum(1 for o in outputs if o["verdict"] == v) for v in ("match", "explained", "unexplained", "skipped")}
-    nodes = report["nodes"]
-    node_count = {v: sum(1 for n in nodes if n["status"] == v)
-                  for v in ("agree", "explained", "unexplained", "upstream", "missing")}
+    verdicts, statuses = Counter(o["verdict"] for o in report["outputs"]), Counter(n["status"] for n in report["nodes"])
+    count = {v: verdicts[v] for v in ("match", "explained", "unexplained", "skipped")}
+    node_count = {v: statuses[v] for v in ("agree", "explained", "unexplained", "upstream", "missing")}
     ran = [r["name"] for r in report["runtimes"] if r["status"] == "ok"]
     broken = [r for r in report["runtimes"] if r["status"] in ("failed", "crashed")]
     unexplained = count["unexplained"] + node_count["unexplained"] + sum(
