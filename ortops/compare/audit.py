@@ -21,7 +21,7 @@ import onnx
 from .. import divergences
 from ..arrays import same
 from ..graph import DEFAULT_DOMAINS
-from ..ops import DOMAINS, OPS
+from ..ops import DOMAINS
 from ..ops.tooling import TOOLING
 from ..verdicts import Audit, Capture, Finding
 from . import nms
@@ -58,12 +58,8 @@ def _no_audit(capture: Capture) -> Finding:
 @functools.lru_cache(maxsize=1)
 def registry() -> dict[tuple[str, str], Audit]:
     """``(domain, op_type)`` -> :class:`Audit`, from the judge (``judge.py``) of every op of
-    :data:`ortops.ops.tooling.TOOLING`; ortops ops without one are still audited."""
-    audits: dict[tuple[str, str], Audit] = {}
-    for tool in TOOLING:  # each op's judge: OpAudits
-        audits.update(tool.judge.AUDITS)
-    for op in OPS:
-        audits.setdefault((op.domain, op.op_type), Audit(_no_audit))
+    :data:`ortops.ops.tooling.TOOLING` (ortops nodes without one are still audited: :func:`is_audited`)."""
+    audits = {key: audit for tool in TOOLING for key, audit in tool.judge.AUDITS.items()}  # judges: OpAudits
     audits[("", "NonMaxSuppression")] = nms.AUDIT  # no op folder: the audit lives in compare/nms.py
     return audits
 
@@ -76,7 +72,7 @@ def is_audited(node: onnx.NodeProto) -> bool:
     """Whether ``node`` (of any graph) is of an audited op type and its audit applies to it."""
     audit = registry().get(_key(node))
     if audit is None:
-        return node.domain in DOMAINS  # an ortops node of no known op: audited, with no audit
+        return node.domain in DOMAINS  # an ortops node without an audit of its own: audited all the same
     return audit.applies is None or audit.applies(node)
 
 
@@ -123,7 +119,7 @@ class NodeResult(NamedTuple):
     reason: str
 
     def as_dict(self) -> dict:
-        return {"node": self.node.name, "op": self.node.op, "index": self.node.index, "runtime": self.runtime,
+        return {"node": self.node.name, "op": op_name(self.node), "index": self.node.index, "runtime": self.runtime,
                 "status": self.status, "topic": self.topic, "detail": self.detail, "reason": self.reason}
 
 
@@ -261,10 +257,9 @@ def explain_output(graph: Graph, output: str, runtime: str, node_results: Sequen
             continue
         return ("unexplained", f"{node_label(result.node)} differs too ({result.status}): {result.detail}",
                 result.node.name)
-    if len(origins) == 1:
-        return "explained", f"follows from {label}: {first.detail}", first.node.name
-    grouped = "; ".join(g.text() for g in group_nodes(o.as_dict() for o in origins))
-    return "explained", f"follows from {grouped}; first, {label}: {first.detail}", first.node.name
+    if len(origins) > 1:
+        label = "; ".join(g.text() for g in group_nodes(o.as_dict() for o in origins)) + f"; first, {label}"
+    return "explained", f"follows from {label}: {first.detail}", first.node.name
 
 
 #: Element types a runtime may lack a kernel for -> the topic of the divergence table.
@@ -311,9 +306,6 @@ class Origin(NamedTuple):
     op: str
     runtime: str
     detail: str
-
-    def as_dict(self) -> dict:
-        return self._asdict()
 
 
 def origins(model: onnx.ModelProto, feed, results: Mapping[str, Mapping], baseline: str, *, atol: float,

@@ -121,17 +121,14 @@ def check_outputs(model: onnx.ModelProto, feed: Mapping[str, np.ndarray], result
     """The causal check of every explained output row (``output``, ``runtime``, ``node``), one cut
     run per runtime and set of cut nodes. Returns (output, runtime) -> :class:`Causal`."""
     checks = _Checks(model, audit.Graph(model), feed, results, baseline, atol, rtol, runner, base_dir)
-    groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
-    for row in rows:  # the graph is cut at the audited nodes on the output's path that differ
+    groups: dict[tuple[str, tuple[audit.NodeResult, ...]], list[str]] = {}
+    for row in rows:  # the graph is cut at the audited nodes on the output's path that differ, in graph order
         ancestors = checks.graph.tensor_ancestors(row["output"])
-        cut = sorted(r.node.index for r in node_results if r.runtime == row["runtime"] and r.node.index in ancestors
-                     and r.status in ("explained", "upstream"))
-        groups.setdefault((row["runtime"], tuple(cut)), []).append(row["output"])
-    found = {}
-    for (runtime, indices), names in groups.items():
-        group = checks.group(runtime, indices, names, node_results)
-        found.update({(name, runtime): group[name] for name in names})
-    return found
+        cut = tuple(r for r in node_results if r.runtime == row["runtime"] and r.node.index in ancestors
+                    and r.status in ("explained", "upstream"))
+        groups.setdefault((row["runtime"], cut), []).append(row["output"])
+    return {(name, runtime): check for (runtime, cut), names in groups.items()
+            for name, check in checks.group(runtime, cut, names).items()}
 
 
 class _Checks(NamedTuple):
@@ -147,11 +144,8 @@ class _Checks(NamedTuple):
     runner: Runner
     base_dir: str | None
 
-    def group(self, runtime: str, indices: tuple[int, ...], names: Sequence[str],
-              node_results: Sequence[audit.NodeResult]) -> dict[str, Causal]:
-        """The outputs ``names`` of ``runtime``, whose difference the nodes ``indices`` are blamed for."""
-        by_index = {r.node.index: r for r in node_results if r.runtime == runtime}
-        cut_results = [by_index[i] for i in indices]
+    def group(self, runtime: str, cut_results: Sequence[audit.NodeResult], names: Sequence[str]) -> dict[str, Causal]:
+        """The outputs ``names`` of ``runtime``, whose difference the nodes ``cut_results`` are blamed for."""
         labels = tuple(r.node.name for r in cut_results)
         baseline, other, base = self.baseline, self.results[runtime], self.results[self.baseline]
         # The other runtime's values, in the baseline's dtypes where they differ (OpenVINO may return int32 for int64).
@@ -176,7 +170,7 @@ class _Checks(NamedTuple):
                                       base_dir=self.base_dir):
             if node.status not in ("agree", "explained"):
                 why = "its inputs still differ" if node.status == "upstream" else f"{node.status}: {node.detail}"
-                trace = {"node": node.node.name, "op": node.node.op, "detail": node.detail}
+                trace = {"node": node.node.name, "op": model_mod.op_name(node.node), "detail": node.detail}
                 return {name: Causal("failed", labels, baseline, f"fed {runtime}'s values of the cut nodes, "
                                      f"{model_mod.node_label(node.node)} still differs ({why})", None, trace)
                         for name in names}
@@ -192,7 +186,7 @@ class _Checks(NamedTuple):
                                    f"{baseline} fed {runtime}'s values of {count(len(labels), 'cut node')} gives "
                                    f"{runtime}'s {name!r} within tolerance", comparison.as_dict())
                 continue
-            trace = self.trace(runtime, indices, name, cut)
+            trace = self.trace(runtime, [r.node.index for r in cut_results], name, cut)
             where = (f"; the remaining difference first appears at {trace['node']} ({trace['op']}): {trace['detail']}"
                      if trace else "")
             out[name] = Causal("failed", labels, baseline,

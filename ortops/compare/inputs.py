@@ -95,14 +95,11 @@ def generate(model: onnx.ModelProto, *, seed: int = 0, dims: Mapping[str, int] |
         shape = _shape(info, dims or {})
         if shape is None:
             raise InputError(f"input {info.name!r} has no declared shape; give it with --inputs")
-        if dtype.kind == "f":
-            data = rng.integers(-1, 3, shape) if ties else rng.standard_normal(shape)
-        elif dtype.kind == "b":
-            data = rng.integers(0, 2, shape)
-        elif dtype.kind == "u":
-            data = rng.integers(0, 3 if ties else 5, shape)
-        else:
-            data = rng.integers(-4, 5, shape) if not ties else rng.integers(0, 3, shape)
+        if dtype.kind == "f" and not ties:
+            data = rng.standard_normal(shape)
+        else:  # integers in [low, high)
+            signed = (0, 3) if ties else (-4, 5)
+            data = rng.integers(*{"f": (-1, 3), "b": (0, 2), "u": (0, 3 if ties else 5)}.get(dtype.kind, signed), shape)
         feed[info.name] = np.asarray(data).astype(dtype)
     return feed
 

@@ -42,11 +42,6 @@ class AuditedNode(NamedTuple):
         """Node ``index`` of the main graph (an unnamed node is ``#index``)."""
         return cls(index, node.name or f"#{index}", node.domain, node.op_type, tuple(node.input), tuple(node.output))
 
-    @property
-    def op(self) -> str:
-        """``domain::op_type`` as compare.json writes it; ``op_type`` where the domain is empty."""
-        return f"{self.domain}::{self.op_type}" if self.domain else self.op_type
-
 
 def op_name(node) -> str:
     """``domain::op_type``, or ``op_type`` for the default domain."""

@@ -120,22 +120,18 @@ def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], sett
     raise ValueError(f"unknown runtime {runtime!r}; choose from {RUNTIMES}")
 
 
-def _run_child(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], settings: Mapping) -> dict:
-    """What the child process of one runtime does: its status (``ok``, ``missing``: the runtime
-    is not installed, ``failed``: it could not run the model, with its message in ``detail``),
-    its version and its tensor outputs (sequences, maps and other values are not compared)."""
-    status = {"status": "ok", "detail": "", "version": "", "outputs": {}}
+def _run_child(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], settings: Mapping) -> tuple:
+    """What the child process of one runtime does: (status, detail, version, tensor outputs).
+    ``ok``; ``missing``: the runtime is not installed; ``failed``: it could not run the model, with
+    its message in ``detail``. Sequences, maps and other values are not compared."""
     try:
-        outputs, status["version"] = run_here(runtime, model_path, feed, settings)
+        outputs, version = run_here(runtime, model_path, feed, settings)
     except ModuleNotFoundError as exc:
-        status.update(status="missing", detail=f"{runtime} is not installed ({exc})")
+        return "missing", f"{runtime} is not installed ({exc})", "", {}
     except Exception as exc:  # noqa: BLE001 - any refusal of the model is reported, not raised
-        message = " ".join(str(exc).split())
-        status.update(status="failed", detail=f"{type(exc).__name__}: {message[:2000]}")
-    else:
-        status["outputs"] = {n: np.asarray(v) for n, v in outputs.items()
-                             if isinstance(v, np.ndarray) or np.asarray(v).dtype.kind in "biufc"}
-    return status
+        return "failed", f"{type(exc).__name__}: {' '.join(str(exc).split())[:2000]}", "", {}
+    return "ok", "", version, {n: np.asarray(v) for n, v in outputs.items()
+                               if isinstance(v, np.ndarray) or np.asarray(v).dtype.kind in "biufc"}
 
 
 def run_in_child(runtime: str, model_path: pathlib.Path, feed: Mapping[str, np.ndarray], settings: Mapping,
@@ -152,16 +148,16 @@ def run_in_child(runtime: str, model_path: pathlib.Path, feed: Mapping[str, np.n
     outcome = call_once(_run_child, runtime, os.fspath(model_path), dict(feed), {**(context or {}), **settings},
                         timeout=timeout)
     seconds = time.perf_counter() - start
-    if outcome.crash and outcome.crash.startswith("no answer"):
-        return RuntimeResult(runtime, "crashed", f"{outcome.crash} (killed)", "", dict(settings), {}, seconds)
-    if not outcome.ok:
+    if outcome.ok:
+        answer = outcome.value
+    elif outcome.crash and outcome.crash.startswith("no answer"):
+        answer = "crashed", f"{outcome.crash} (killed)", "", {}
+    else:
         tail = " | ".join(outcome.stderr.strip().splitlines()[-3:])
         how = outcome.crash or f"raised {outcome.error}"
-        return RuntimeResult(runtime, "crashed", f"the {runtime} process died ({how})" + (f": {tail}" if tail else ""),
-                             "", dict(settings), {}, seconds)
-    status = outcome.value
-    return RuntimeResult(runtime, status["status"], status["detail"], status["version"], dict(settings),
-                         status["outputs"], seconds)
+        answer = "crashed", f"the {runtime} process died ({how})" + (f": {tail}" if tail else ""), "", {}
+    status, detail, version, outputs = answer
+    return RuntimeResult(runtime, status, detail, version, dict(settings), outputs, seconds)
 
 
 class Runner(NamedTuple):
