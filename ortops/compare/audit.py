@@ -12,7 +12,7 @@ first audited node on its path that differs decides. The statuses: docs/compare.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
@@ -40,6 +40,7 @@ __all__ = [
     "is_audited",
     "reason_for",
     "registry",
+    "tensor_values",
 ]
 
 
@@ -136,10 +137,7 @@ def _narrowing(inputs: Sequence, runtimes: Sequence[str]) -> Finding | None:
     if "openvino" not in runtimes:
         return None
     info32 = np.iinfo(np.int32)
-    for value in inputs:
-        if value is None:
-            continue
-        value = np.asarray(value)
+    for value in (np.asarray(v) for v in inputs if v is not None):
         if value.dtype == np.float64:
             return Finding("float64-precision", True, "float64 data, computed in float32 by OpenVINO's CPU plugin")
         if value.dtype == np.uint64 and value.size and int(value.max()) > info32.max:
@@ -151,33 +149,30 @@ def _narrowing(inputs: Sequence, runtimes: Sequence[str]) -> Finding | None:
     return None
 
 
-class _Values:
-    """A runtime's value of a tensor: a constant of the model (an initializer or a ``Constant``
-    node's value: the same in every runtime by construction, whatever a runtime reports when it
-    is exposed; OpenVINO reports an int64 constant of 2**63 - 1 as 2**31 - 1), a graph input,
-    or the runtime's captured output."""
+def tensor_values(model: onnx.ModelProto, feed: Mapping[str, np.ndarray],
+                  base_dir: str | None) -> Callable[[Mapping[str, np.ndarray], str], np.ndarray | None]:
+    """``value(outputs, name)``: a runtime's value of a tensor. A constant of the model (an
+    initializer or a ``Constant`` node's value: the same in every runtime by construction, whatever
+    a runtime reports when it is exposed; OpenVINO reports an int64 constant of 2**63 - 1 as
+    2**31 - 1), a graph input, or the runtime's captured output ``outputs[name]``; None if none."""
+    constants = {t.name: t for t in model.graph.initializer}
+    constants.update({n.output[0]: n.attribute[0].t for n in model.graph.node if n.op_type == "Constant"
+                      and n.domain in DEFAULT_DOMAINS and n.attribute and n.attribute[0].name == "value"})
+    constant = functools.cache(lambda name: onnx.numpy_helper.to_array(constants[name], base_dir or ""))
 
-    def __init__(self, model: onnx.ModelProto, feed: Mapping[str, np.ndarray], base_dir: str | None):
-        self.constants: dict[str, onnx.TensorProto] = {t.name: t for t in model.graph.initializer}
-        self.constants.update({n.output[0]: n.attribute[0].t for n in model.graph.node
-                               if n.op_type == "Constant" and n.domain in DEFAULT_DOMAINS and n.attribute
-                               and n.attribute[0].name == "value"})
-        self.feed, self.base_dir = feed, base_dir
-        self._arrays: dict[str, np.ndarray] = {}
+    def value(outputs: Mapping[str, np.ndarray], name: str) -> np.ndarray | None:
+        if name in constants:
+            return constant(name)
+        found = feed.get(name, outputs.get(name)) if name else None
+        return None if found is None else np.asarray(found)
 
-    def get(self, outputs: Mapping[str, np.ndarray], name: str) -> np.ndarray | None:
-        if name in self.constants:
-            if name not in self._arrays:
-                self._arrays[name] = onnx.numpy_helper.to_array(self.constants[name], self.base_dir or "")
-            return self._arrays[name]
-        value = self.feed.get(name, outputs.get(name)) if name else None
-        return None if value is None else np.asarray(value)
+    return value
 
 
 def audit_nodes(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, results: Mapping[str, Mapping],
                 baseline: str, *, atol: float, rtol: float, base_dir: str | None = None) -> list[NodeResult]:
     """Audit every node in every runtime of ``results`` (name -> outputs) other than ``baseline``."""
-    values = _Values(model, feed, base_dir)
+    value = tensor_values(model, feed, base_dir)
     audits = registry()
     out = []
     base = results[baseline]
@@ -186,8 +181,8 @@ def audit_nodes(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, resu
             continue
         for node in nodes:
             proto = model.graph.node[node.index]
-            base_in, other_in = ([values.get(outputs, n) for n in node.inputs] for outputs in (base, other))
-            base_out, other_out = ([values.get(outputs, n) for n in node.outputs] for outputs in (base, other))
+            base_in, other_in = ([value(outputs, n) for n in node.inputs] for outputs in (base, other))
+            base_out, other_out = ([value(outputs, n) for n in node.outputs] for outputs in (base, other))
             named_out = [(b, o) for n, b, o in zip(node.outputs, base_out, other_out) if n]
             if any(b is None or o is None for b, o in named_out) or any(
                     (b is None) != (o is None) for b, o in zip(base_in, other_in)):
@@ -272,14 +267,14 @@ def explain_failure(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, 
     range, an out-of-range index) on the tensors any runtime that ran computed, or a kernel the
     runtime lacks (its message ``detail`` says NOT_IMPLEMENTED and names the node) for a type of
     :data:`_TYPE_TOPICS`."""
-    values = _Values(model, feed, base_dir)
+    value = tensor_values(model, feed, base_dir)
     audits = registry()
     if "NOT_IMPLEMENTED" in detail:
         for node in nodes:
             if f"'{node.name}'" not in detail and f" {node.name} " not in detail:
                 continue
             for outputs in (*results.values(), {}):
-                dtypes = {np.asarray(v).dtype for v in (values.get(outputs, n) for n in node.inputs) if v is not None}
+                dtypes = {np.asarray(v).dtype for v in (value(outputs, n) for n in node.inputs) if v is not None}
                 topic = next((_TYPE_TOPICS[d] for d in dtypes if d in _TYPE_TOPICS), None)
                 if topic is not None:
                     return Finding(topic, True, f"the runtime has no kernel for this node's {topic} data"), node
@@ -289,7 +284,7 @@ def explain_failure(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, 
         if audit is None or audit.precheck is None:
             continue
         for outputs in (*results.values(), {}):
-            inputs = [values.get(outputs, n) for n in node.inputs]
+            inputs = [value(outputs, n) for n in node.inputs]
             if all(v is not None for n, v in zip(node.inputs, inputs) if n):
                 finding = audit.precheck(proto, inputs)
                 if finding is not None:
@@ -313,7 +308,7 @@ def origins(model: onnx.ModelProto, feed, results: Mapping[str, Mapping], baseli
     """With every tensor exposed (``--trace``): each node of the main graph (or of the indices
     ``only``), in graph order, whose inputs agree in both runtimes and one of whose outputs does
     not. Nodes whose tensors a runtime did not return are skipped."""
-    values = _Values(model, feed, base_dir)
+    value = tensor_values(model, feed, base_dir)
     found = []
     base = results[baseline]
     for runtime, other in results.items():
@@ -322,8 +317,8 @@ def origins(model: onnx.ModelProto, feed, results: Mapping[str, Mapping], baseli
         for index, node in enumerate(model.graph.node):
             if only is not None and index not in only:
                 continue
-            pairs_in = [(values.get(base, n), values.get(other, n)) for n in node.input if n]
-            pairs_out = [(n, values.get(base, n), values.get(other, n)) for n in node.output if n]
+            pairs_in = [(value(base, n), value(other, n)) for n in node.input if n]
+            pairs_out = [(n, value(base, n), value(other, n)) for n in node.output if n]
             if any(b is None or o is None for b, o in pairs_in) or any(b is None or o is None for _, b, o in pairs_out):
                 continue
             if any(compare_arrays(o, b, atol=atol, rtol=rtol).status != "match" for b, o in pairs_in):

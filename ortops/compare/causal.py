@@ -228,10 +228,10 @@ def check_failure(model: onnx.ModelProto, feed: Mapping[str, np.ndarray], result
     """Whether ``node`` alone fails (or crashes) in ``runtime`` too, on the inputs a runtime that
     ran computed for it (or the feed): ``passed`` when it does, ``failed`` when it runs."""
     label = (node.name,)
-    values = audit._Values(model, feed, base_dir)
+    value = audit.tensor_values(model, feed, base_dir)
     initializers = {t.name for t in model.graph.initializer}
     for outputs in (*results.values(), {}):
-        inputs = {n: values.get(outputs, n) for n in node.inputs if n and n not in initializers}
+        inputs = {n: value(outputs, n) for n in node.inputs if n and n not in initializers}
         if all(v is not None for v in inputs.values()):
             break
     else:

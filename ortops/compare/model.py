@@ -70,12 +70,8 @@ def load(path) -> onnx.ModelProto:
 def external_files(model: onnx.ModelProto) -> list[str]:
     """The relative locations of the external data files the model's tensors use (every graph's
     initializers and tensor attributes: :func:`ortops.graph.external_tensors`)."""
-    files = []
-    for tensor in external_tensors(model):
-        location = next((e.value for e in tensor.external_data if e.key == "location"), None)
-        if location and location not in files:
-            files.append(location)
-    return files
+    locations = (next((e.value for e in t.external_data if e.key == "location"), "") for t in external_tensors(model))
+    return list(dict.fromkeys(filter(None, locations)))
 
 
 def expose(model: onnx.ModelProto, names: Sequence[str]) -> onnx.ModelProto:
@@ -102,32 +98,28 @@ def expose(model: onnx.ModelProto, names: Sequence[str]) -> onnx.ModelProto:
     return exposed
 
 
-def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path, tag: str) -> pathlib.Path:
+def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path) -> pathlib.Path:
     """Write ``model`` where its runtimes can read it; returns the path (the caller removes it).
 
-    Without external data: ``directory/tag.onnx``. With external data, whose locations are relative
-    to ``source``'s folder: a hidden file in that folder (every runtime then finds the data where it
-    is, and onnx accepts it), else, if the folder is read-only, ``directory/tag/model.onnx`` next to
-    links to the data files (ONNX Runtime and OpenVINO follow them; onnx's loader refuses hard links,
-    so the reference runtime is told the original folder).
+    Without external data: ``directory/ortops-compare.onnx``. With external data, whose locations
+    are relative to ``source``'s folder: a hidden file in that folder (every runtime then finds the
+    data where it is, and onnx accepts it), else, if the folder is read-only, the same file in
+    ``directory`` next to links to the data files (ONNX Runtime and OpenVINO follow them; onnx's
+    loader refuses hard links, so the reference runtime is told the original folder).
     """
     files = external_files(model)
     data = model.SerializeToString()
     if files:
-        path = source.parent / f".{source.stem}.ortops-compare-{os.getpid()}-{tag}.onnx"
+        path = source.parent / f".{source.stem}.ortops-compare-{os.getpid()}.onnx"
         try:
             path.write_bytes(data)
             return path
         except OSError:
             pass
-    folder = directory / tag
-    folder.mkdir(parents=True, exist_ok=True)
     for location in files:
         original = (source.parent / location).resolve()
-        target = folder / location
+        target = directory / location
         target.parent.mkdir(parents=True, exist_ok=True)
-        if target.exists():
-            continue
         try:
             os.link(original, target)
         except OSError:
@@ -135,7 +127,7 @@ def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path, 
                 target.symlink_to(original)
             except OSError:
                 shutil.copyfile(original, target)
-    path = folder / "model.onnx"
+    path = directory / "ortops-compare.onnx"
     path.write_bytes(data)
     return path
 

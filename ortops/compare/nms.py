@@ -115,47 +115,46 @@ def validate(selected: Sequence[int], boxes: np.ndarray, scores: np.ndarray, s: 
             f"> iou_threshold={s.iou_threshold:.7g}")
     candidates = np.arange(n) if s.score_threshold is None else np.nonzero(scores > s.score_threshold)[0]
     rest = np.setdiff1d(candidates, selected)
-    if rest.size:
-        full = 0 < len(selected) == s.max_output_boxes_per_class or s.max_output_boxes_per_class == 0
-        last = scores[selected[-1]] if selected else np.inf
-        overlaps = iou(np.asarray(boxes)[rest], chosen, s.center_point_box)
-        chosen_scores = scores[selected]
-        for row, u in enumerate(rest):
-            if full and scores[u] <= last + order_tol:
-                if scores[u] == last and s.max_output_boxes_per_class:
-                    ties.append(f"{_box(u, scores)} left out at max_output_boxes_per_class="
-                                f"{s.max_output_boxes_per_class}, tied with the last one kept")
-                elif scores[u] > last:
-                    near.append(f"{_box(u, scores)} left out at the limit, within {order_tol:.3g} of the last kept")
-                continue
-            before = chosen_scores >= scores[u]
-            above = overlaps[row] > s.iou_threshold
-            if np.any(before & above & (chosen_scores > scores[u])):
-                continue
-            if np.any(before & above):
-                j = selected[int(np.argmax(before & above))]
-                ties.append(f"{_box(u, scores)} suppressed by equal-scored box {j} "
-                            f"(IoU {overlaps[row][selected.index(j)]:.7g})")
-                continue
-            # Near the threshold only with a tolerance, and only for boxes that overlap at all (no
-            # implementation suppresses on an empty intersection).
-            reach = ((chosen_scores >= scores[u] - order_tol) & (overlaps[row] > 0)
-                     & (overlaps[row] >= s.iou_threshold - iou_tol)) if iou_tol > 0 else np.zeros(len(selected), bool)
-            if np.any(reach):
-                j = int(np.argmax(np.where(reach, overlaps[row], -1)))
-                near.append(f"{_box(u, scores)} left out: IoU {overlaps[row][j]:.7g} with "
-                            f"{_box(selected[j], scores)} is within {iou_tol:.3g} of iou_threshold="
-                            f"{s.iou_threshold:.7g}")
-                continue
-            if s.score_threshold is not None and scores[u] - s.score_threshold <= score_tol:
-                near.append(f"{_box(u, scores)} left out, within {score_tol:.3g} of score_threshold="
-                            f"{s.score_threshold:.7g}")
-                continue
-            best = int(np.argmax(overlaps[row])) if selected else None
-            seen = "" if best is None else (f"; its largest IoU with a box kept is {overlaps[row][best]:.7g}, "
-                                            f"with {_box(selected[best], scores)}")
-            problems.append(f"{_box(u, scores)} left out though no box kept before it overlaps it above "
-                            f"iou_threshold={s.iou_threshold:.7g}{seen}")
+    full = 0 < len(selected) == s.max_output_boxes_per_class or s.max_output_boxes_per_class == 0
+    last = scores[selected[-1]] if selected else np.inf
+    overlaps = iou(np.asarray(boxes)[rest], chosen, s.center_point_box)
+    chosen_scores = scores[selected]
+    for row, u in enumerate(rest):
+        if full and scores[u] <= last + order_tol:
+            if scores[u] == last and s.max_output_boxes_per_class:
+                ties.append(f"{_box(u, scores)} left out at max_output_boxes_per_class="
+                            f"{s.max_output_boxes_per_class}, tied with the last one kept")
+            elif scores[u] > last:
+                near.append(f"{_box(u, scores)} left out at the limit, within {order_tol:.3g} of the last kept")
+            continue
+        before = chosen_scores >= scores[u]
+        above = overlaps[row] > s.iou_threshold
+        if np.any(before & above & (chosen_scores > scores[u])):
+            continue
+        if np.any(before & above):
+            j = selected[int(np.argmax(before & above))]
+            ties.append(f"{_box(u, scores)} suppressed by equal-scored box {j} "
+                        f"(IoU {overlaps[row][selected.index(j)]:.7g})")
+            continue
+        # Near the threshold only with a tolerance, and only for boxes that overlap at all (no
+        # implementation suppresses on an empty intersection).
+        reach = ((chosen_scores >= scores[u] - order_tol) & (overlaps[row] > 0)
+                 & (overlaps[row] >= s.iou_threshold - iou_tol)) if iou_tol > 0 else np.zeros(len(selected), bool)
+        if np.any(reach):
+            j = int(np.argmax(np.where(reach, overlaps[row], -1)))
+            near.append(f"{_box(u, scores)} left out: IoU {overlaps[row][j]:.7g} with "
+                        f"{_box(selected[j], scores)} is within {iou_tol:.3g} of iou_threshold="
+                        f"{s.iou_threshold:.7g}")
+            continue
+        if s.score_threshold is not None and scores[u] - s.score_threshold <= score_tol:
+            near.append(f"{_box(u, scores)} left out, within {score_tol:.3g} of score_threshold="
+                        f"{s.score_threshold:.7g}")
+            continue
+        best = int(np.argmax(overlaps[row])) if selected else None
+        seen = "" if best is None else (f"; its largest IoU with a box kept is {overlaps[row][best]:.7g}, "
+                                        f"with {_box(selected[best], scores)}")
+        problems.append(f"{_box(u, scores)} left out though no box kept before it overlaps it above "
+                        f"iou_threshold={s.iou_threshold:.7g}{seen}")
     return Validity(problems, ties, near)
 
 

@@ -55,12 +55,11 @@ def _pairs(report: dict) -> list[tuple[PairSummary, list[groups.NodeGroup]]]:
     """Per runtime pair, its outputs counted by verdict and its explained and unexplained nodes
     grouped by op and status."""
     base, pairs = report["baseline"], []
-    for runtime in report["summary"]["runtimes_ran"]:
-        if runtime != base:
-            verdicts = [_STATUS[o["verdict"]] for o in report["outputs"] if o["runtime"] == runtime]
-            nodes = [n for n in report["nodes"] if n["runtime"] == runtime and n["status"] in ("explained", "unexplained")]
-            pairs.append((PairSummary(f"{runtime} vs {base}", {s: verdicts.count(s) for s in STATUSES},
-                                      unit="outputs"), groups.group_nodes(nodes)))
+    for runtime in (r for r in report["summary"]["runtimes_ran"] if r != base):
+        verdicts = [_STATUS[o["verdict"]] for o in report["outputs"] if o["runtime"] == runtime]
+        nodes = [n for n in report["nodes"] if n["runtime"] == runtime and n["status"] in ("explained", "unexplained")]
+        pairs.append((PairSummary(f"{runtime} vs {base}", {s: verdicts.count(s) for s in STATUSES}, unit="outputs"),
+                      groups.group_nodes(nodes)))
     return pairs
 
 
@@ -97,7 +96,8 @@ def _outputs_table(report: dict) -> Table:
             _num(c.get("needed_atol")), _num(c.get("needed_rtol")),
             o["explanation"], Cell(o["node"] or "", code=bool(o["node"]))])
     return Table(["output", "runtime", "verdict", "dtype", "shape", "mismatches", "share", "max abs", "max rel",
-                  "abs error mean / median / quantile", "worst (baseline vs runtime)", "atol needed", "rtol needed", "explanation", "node"],
+                  "abs error mean / median / quantile", "worst (baseline vs runtime)", "atol needed", "rtol needed",
+                  "explanation", "node"],
                  rows, id="outputs-table", interactive=True, filter_columns=("runtime", "verdict"),
                  caption=f"baseline: {report['baseline']}; tolerance atol={report['settings']['atol']:g}, "
                          f"rtol={report['settings']['rtol']:g}")

@@ -89,12 +89,8 @@ def run_here(runtime: str, model_path: str, feed: Mapping[str, np.ndarray], sett
         compiled = ov_interop.compile_model(model_path, "CPU", ov_interop.precision_config(precision))
         request = compiled.create_infer_request()
         request.infer({name: np.asarray(value) for name, value in feed.items()})
-        outputs = {}
-        for i, port in enumerate(compiled.outputs):
-            value = np.array(request.get_output_tensor(i).data, copy=True)
-            for name in port.get_names():
-                outputs[name] = value
-        return outputs, _version("openvino")
+        values = [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]
+        return {name: v for port, v in zip(compiled.outputs, values) for name in port.get_names()}, _version("openvino")
     model = onnx.load(model_path, load_external_data=False)
     external_dir = settings.get("external_dir") or os.path.dirname(model_path)
     if runtime == "onnxruntime":
@@ -172,7 +168,7 @@ class Runner(NamedTuple):
 
     def run(self, runtime: str, model: onnx.ModelProto, feed: Mapping[str, np.ndarray]) -> RuntimeResult:
         with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:
-            path = model_mod.save(model, self.source, pathlib.Path(tmp), "model")
+            path = model_mod.save(model, self.source, pathlib.Path(tmp))
             try:  # the model may be written next to the source's external data, outside the folder
                 return run_in_child(runtime, path, feed, self.settings.get(runtime, {}), self.context,
                                     timeout=self.timeout)
