@@ -20,7 +20,7 @@ import onnx
 
 from .. import divergences
 from ..arrays import same
-from ..graph import DEFAULT_DOMAINS
+from ..graph import DEFAULT_DOMAINS, graphs
 from ..ops import DOMAINS
 from ..ops.tooling import TOOLING
 from ..verdicts import Audit, Capture, Finding
@@ -82,8 +82,16 @@ def audited_nodes(model: onnx.ModelProto) -> list[AuditedNode]:
     return [AuditedNode.of(index, node) for index, node in enumerate(model.graph.node) if is_audited(node)]
 
 
+def _reads(node: onnx.NodeProto) -> list[str]:
+    """The tensors ``node`` reads: its inputs, and what its subgraphs (If, Loop, Scan bodies) read."""
+    bodies = [g for attr in node.attribute
+              for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs)]
+    return [*node.input, *(name for body in bodies for g in graphs(body) for inner in g.node for name in inner.input)]
+
+
 class Graph:
-    """Who produces which tensor in the main graph, and the ancestors of tensors and nodes."""
+    """Who produces which tensor in the main graph, and the ancestors of tensors and nodes: a node
+    depends on what it reads, its subgraphs (If, Loop, Scan bodies) included."""
 
     def __init__(self, model: onnx.ModelProto):
         self.nodes = list(model.graph.node)
@@ -96,7 +104,7 @@ class Graph:
             return self._ancestors[index]
         seen, stack = {index}, [index]
         while stack:
-            for name in self.nodes[stack.pop()].input:
+            for name in _reads(self.nodes[stack.pop()]):
                 parent = self.producer.get(name)
                 if parent is not None and parent not in seen:
                     seen.add(parent)

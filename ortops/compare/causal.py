@@ -19,7 +19,6 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ..graph import graphs
 from . import audit
 from . import model as model_mod
 from .groups import count
@@ -77,15 +76,8 @@ def cut_model(model: onnx.ModelProto, cut: Mapping[str, np.ndarray], outputs: Se
         for i, name in enumerate(node.output):
             if name in cut:
                 node.output[i] = name + RECOMPUTED
-    producer = {name: i for i, node in enumerate(graph.node) for name in node.output if name}
-    needed, stack = set(), [producer[n] for n in [*outputs, *recomputed] if n in producer]
-    while stack:
-        index = stack.pop()
-        if index not in needed:
-            needed.add(index)
-            node = graph.node[index]
-            reads = [*node.input, *_outer_names(node)]
-            stack += [producer[n] for n in reads if n in producer and producer[n] not in needed]
+    ancestry = audit.Graph(cut_model_)
+    needed = set().union(*(ancestry.tensor_ancestors(name) for name in [*outputs, *recomputed]))
     nodes = [n for i, n in enumerate(graph.node) if i in needed]
     del graph.node[:]
     graph.node.extend(nodes)
@@ -94,13 +86,6 @@ def cut_model(model: onnx.ModelProto, cut: Mapping[str, np.ndarray], outputs: Se
     graph.output.extend(kept_outputs.get(name) or helper.make_empty_tensor_value_info(name) for name in outputs)
     graph.output.extend(_typed(name, cut[name[:-len(RECOMPUTED)]], shaped=False) for name in recomputed)
     return cut_model_
-
-
-def _outer_names(node: onnx.NodeProto) -> list[str]:
-    """Names a node's subgraphs (If, Loop, Scan bodies) may read from the enclosing scope."""
-    bodies = [g for attr in node.attribute
-              for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs)]
-    return [name for body in bodies for g in graphs(body) for inner in g.node for name in inner.input]
 
 
 def node_model(model: onnx.ModelProto, index: int, inputs: Mapping[str, np.ndarray]) -> onnx.ModelProto:
@@ -177,21 +162,20 @@ class _Checks(NamedTuple):
         out = {}
         for name in names:
             got = recomputed.get(name)
-            if got is None:
+            comparison = None if got is None else compare_arrays(other[name], got, atol=self.atol, rtol=self.rtol)
+            if comparison is None:
                 out[name] = Causal("not-run", labels, baseline, f"the cut model returned no {name!r}")
-                continue
-            comparison = compare_arrays(other[name], got, atol=self.atol, rtol=self.rtol)
-            if comparison.status == "match":
+            elif comparison.status == "match":
                 out[name] = Causal("passed", labels, baseline,
                                    f"{baseline} fed {runtime}'s values of {count(len(labels), 'cut node')} gives "
                                    f"{runtime}'s {name!r} within tolerance", comparison.as_dict())
-                continue
-            trace = self.trace(runtime, [r.node.index for r in cut_results], name, cut)
-            where = (f"; the remaining difference first appears at {trace['node']} ({trace['op']}): {trace['detail']}"
-                     if trace else "")
-            out[name] = Causal("failed", labels, baseline,
-                               f"{baseline} fed {runtime}'s values of the cut nodes still differs from {runtime}: "
-                               f"{comparison.detail}{where}", comparison.as_dict(), trace)
+            else:
+                trace = self.trace(runtime, [r.node.index for r in cut_results], name, cut)
+                where = (f"; the remaining difference first appears at {trace['node']} ({trace['op']}): "
+                         f"{trace['detail']}" if trace else "")
+                out[name] = Causal("failed", labels, baseline,
+                                   f"{baseline} fed {runtime}'s values of the cut nodes still differs from {runtime}: "
+                                   f"{comparison.detail}{where}", comparison.as_dict(), trace)
         return out
 
     def trace(self, runtime: str, indices: Sequence[int], output: str, cut: Mapping[str, np.ndarray]) -> dict | None:

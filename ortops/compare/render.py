@@ -206,20 +206,15 @@ def _output_lines(report: dict, row: dict) -> tuple[str, str]:
     c = row["comparison"] or {}
     differ = f", {c['mismatches']} of {groups.count(c['size'], 'element')} differ" if c.get("mismatches") else ""
     head = f"output {row['output']} ({row['runtime']}): {row['verdict']}{differ}"
-    check = row.get("causal") or {}
-    if not check.get("cut"):
-        return head, f"  {row['explanation']}"
-    cut = check["cut"]
-    topics = sorted({n["topic"] for n in report["nodes"] if n["runtime"] == row["runtime"]
-                     and n["node"] in cut and n["topic"]})
-    who = cut[0] if len(cut) == 1 else f"{groups.count(len(cut), 'node')} ({groups.span(cut)})"
-    if check["status"] == "passed":
-        return head, f"  by {who}: {', '.join(topics)}; causal check passed"
-    if check.get("trace"):
-        trace = check["trace"]
-        return head, (f"  not caused by {who} ({', '.join(topics)}): fed their values, {check['runtime']} "
-                      f"still differs, first at {trace['node']} ({trace['op']})")
-    return head, f"  {row['explanation']}"
+    check, cause = row.get("causal") or {}, row["explanation"]
+    if (cut := check.get("cut")) and (check["status"] == "passed" or check.get("trace")):
+        topics = ", ".join(sorted({n["topic"] for n in report["nodes"] if n["runtime"] == row["runtime"]
+                                   and n["node"] in cut and n["topic"]}))
+        who = cut[0] if len(cut) == 1 else f"{groups.count(len(cut), 'node')} ({groups.span(cut)})"
+        cause = (f"by {who}: {topics}; causal check passed" if check["status"] == "passed" else
+                 f"not caused by {who} ({topics}): fed their values, {check['runtime']} still differs, first at "
+                 f"{check['trace']['node']} ({check['trace']['op']})")
+    return head, f"  {cause}"
 
 
 def print_summary(report: dict, out, width: int | None = None) -> None:
