@@ -109,9 +109,6 @@ class ErrorStats(NamedTuple):
         key = "max" if stat == "elemwise" else stat
         return getattr(self, f"{key}_abs"), getattr(self, f"{key}_rel")
 
-    def as_dict(self) -> dict:
-        return {k: (v if np.isfinite(v) else str(v)) for k, v in self._asdict().items()}
-
 
 def error_stats(abs_err: np.ndarray, rel_err: np.ndarray, quantile: float = DEFAULT_QUANTILE) -> ErrorStats:
     """:class:`ErrorStats` of the flat error arrays (empty arrays: all 0)."""
@@ -161,17 +158,9 @@ class Comparison(NamedTuple):
         return self.mismatches / self.size if self.size else 0.0
 
     def as_dict(self) -> dict:
-        d = self._asdict()
-        d["dtype"], d["shape"] = list(self.dtype), [list(s) for s in self.shape]
-        d["worst"] = None if self.worst is None else list(self.worst)
-        d["worst_values"] = None if self.worst_values is None else [jsonable(v) for v in self.worst_values]
-        d["share"] = self.share
-        d["tolerance"] = self.tolerance._asdict()
-        d["stats"] = None if self.stats is None else self.stats.as_dict()
-        for key in ("max_abs", "max_rel", "needed_atol", "needed_rtol"):
-            if d[key] is not None and not np.isfinite(d[key]):
-                d[key] = str(d[key])  # JSON has no inf
-        return d
+        """JSON-ready (compare.json's ``outputs[].comparison``): lists, and NaN or inf as strings."""
+        return jsonable({**self._asdict(), "tolerance": self.tolerance._asdict(),
+                         "stats": None if self.stats is None else self.stats._asdict(), "share": self.share})
 
 
 def compare_arrays(got, want, *, atol: float = DEFAULT_ATOL, rtol: float = DEFAULT_RTOL,
