@@ -96,12 +96,10 @@ class Graph:
     def __init__(self, model: onnx.ModelProto):
         self.nodes = list(model.graph.node)
         self.producer = {name: i for i, node in enumerate(self.nodes) for name in node.output if name}
-        self._ancestors: dict[int, frozenset[int]] = {}
+        self.node_ancestors = functools.cache(self._node_ancestors)
 
-    def node_ancestors(self, index: int) -> frozenset[int]:
-        """Indices of the nodes ``index`` depends on, itself included."""
-        if index in self._ancestors:
-            return self._ancestors[index]
+    def _node_ancestors(self, index: int) -> frozenset[int]:
+        """Indices of the nodes ``index`` depends on, itself included (``node_ancestors``: cached)."""
         seen, stack = {index}, [index]
         while stack:
             for name in _reads(self.nodes[stack.pop()]):
@@ -109,8 +107,7 @@ class Graph:
                 if parent is not None and parent not in seen:
                     seen.add(parent)
                     stack.append(parent)
-        self._ancestors[index] = frozenset(seen)
-        return self._ancestors[index]
+        return frozenset(seen)
 
     def tensor_ancestors(self, name: str) -> frozenset[int]:
         producer = self.producer.get(name)

@@ -3,21 +3,12 @@
 
 from __future__ import annotations
 
-import shutil
 import textwrap
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-__all__ = ["NodeGroup", "console_width", "count", "fit", "group_nodes", "span"]
-
-#: Off a terminal (a pipe, a CI log): the width lines are fitted to.
-FALLBACK_WIDTH = 100
-
-
-def console_width() -> int:
-    """The terminal's columns (``COLUMNS`` first), :data:`FALLBACK_WIDTH` off a terminal."""
-    return shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns
+__all__ = ["NodeGroup", "count", "fit", "group_nodes", "span"]
 
 
 def fit(text: str, width: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import shutil
 
 from ..reporting import (
     Bullets,
@@ -220,9 +221,9 @@ def _output_lines(report: dict, row: dict) -> tuple[str, str]:
 def print_summary(report: dict, out, width: int | None = None) -> None:
     """The terminal summary: runtimes, per-pair counts of outputs, the audited nodes that differ
     grouped by op (one worked example each), and every output that differs. Every line fits in
-    ``width`` columns (default: :func:`ortops.compare.groups.console_width`); the full lists and
-    texts are in compare.json, compare.md and compare.html."""
-    width = width or groups.console_width()
+    ``width`` columns (default: the terminal's, ``COLUMNS`` first; 100 off a terminal, as in a pipe
+    or a CI log); the full lists and texts are in compare.json, compare.md and compare.html."""
+    width = width or shutil.get_terminal_size((100, 24)).columns
 
     def line(text: str) -> None:
         console.print_line(out, groups.fit(text, width))

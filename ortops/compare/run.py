@@ -41,9 +41,6 @@ class Step(NamedTuple):
         return f"done {self.name}: {self.status or 'ok'} in {self.seconds:.1f} s"
 
 
-Progress = Callable[[Step], None]
-
-
 def _describe_inputs(feed, source: str, seed: int | None, ties: bool) -> list[dict]:
     rows = []
     for name, value in feed.items():
@@ -60,7 +57,7 @@ def _describe_inputs(feed, source: str, seed: int | None, ties: bool) -> list[di
 def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike | None = None, seed: int = 0,
             dims: Mapping[str, int] | None = None, ties: bool = False, runtimes: Sequence[str] = RUNTIMES,
             atol: float = DEFAULT_ATOL, rtol: float = DEFAULT_RTOL, openvino_precision: str = "f32",
-            trace: bool = False, progress: Progress | None = None, timeout: float | None = None,
+            trace: bool = False, progress: Callable[[Step], None] | None = None, timeout: float | None = None,
             tolerances: Tolerances | None = None) -> dict:
     """Run ``model_path`` in each runtime on the same inputs and explain every difference.
 
