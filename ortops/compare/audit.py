@@ -322,18 +322,16 @@ def origins(model: onnx.ModelProto, feed, results: Mapping[str, Mapping], baseli
         for index, node in enumerate(model.graph.node):
             if only is not None and index not in only:
                 continue
-            pairs_in = [(value(base, n), value(other, n)) for n in node.input if n]
+            pairs_in = [(n, value(base, n), value(other, n)) for n in node.input if n]
             pairs_out = [(n, value(base, n), value(other, n)) for n in node.output if n]
-            if any(b is None or o is None for b, o in pairs_in) or any(b is None or o is None for _, b, o in pairs_out):
+            if any(b is None or o is None for _, b, o in (*pairs_in, *pairs_out)) or any(
+                    compare_arrays(o, b, atol=atol, rtol=rtol).status != "match" for _, b, o in pairs_in):
                 continue
-            if any(compare_arrays(o, b, atol=atol, rtol=rtol).status != "match" for b, o in pairs_in):
-                continue
-            for name, b, o in pairs_out:
-                comparison = compare_arrays(o, b, atol=atol, rtol=rtol)
-                if comparison.status != "match":
-                    found.append(Origin(index, node.name or f"#{index}", op_name(node), runtime,
-                                        f"output {name!r}: {comparison.detail}; max abs {comparison.max_abs}"))
-                    break
+            comparisons = ((n, compare_arrays(o, b, atol=atol, rtol=rtol)) for n, b, o in pairs_out)
+            name, comparison = next(((n, c) for n, c in comparisons if c.status != "match"), (None, None))
+            if comparison is not None:
+                found.append(Origin(index, node.name or f"#{index}", op_name(node), runtime,
+                                    f"output {name!r}: {comparison.detail}; max abs {comparison.max_abs}"))
     return found
 
 

@@ -198,11 +198,8 @@ class _Checks(NamedTuple):
         rerun = self.runner.run(self.baseline, cut_model(model, cut, tensors), {**self.feed, **cut})
         if rerun.status != "ok":
             return None
-        keep = set(tensors) | set(cut)
-        base_values = {n: v for n, v in {**rerun.outputs, **cut}.items() if n in keep}
-        other_values = {n: v for n, v in other.items() if n in keep}
-        split = audit.origins(model, self.feed, {self.baseline: base_values, runtime: other_values}, self.baseline,
-                              atol=self.atol, rtol=self.rtol, base_dir=self.base_dir, only=set(between))
+        split = audit.origins(model, self.feed, {self.baseline: {**rerun.outputs, **cut}, runtime: other},
+                              self.baseline, atol=self.atol, rtol=self.rtol, base_dir=self.base_dir, only=set(between))
         return {"node": split[0].name, "op": split[0].op, "detail": split[0].detail} if split else None
 
 

@@ -224,10 +224,8 @@ def lift_branches(model: onnx.ModelProto, is_audited: Callable[[onnx.NodeProto],
                if n.op_type == "If" and n.domain in DEFAULT_DOMAINS and _key(n, i) not in skipped
                and (inside := _inside(n, is_audited, ""))]
         wanted = [n.input[0] for _, n, _ in ifs if n.input[0] not in known and n.input[0] not in constants]
-        message = ""
-        if wanted:
-            values, message = probe(model, wanted)
-            known.update({k: v for k, v in values.items() if k in wanted})
+        values, message = probe(model, wanted) if wanted else ({}, "")
+        known.update({k: v for k, v in values.items() if k in wanted})
         level: list[tuple[str, str]] = []
         for index, node, inside in reversed(ifs):  # from the end, so earlier indices stay valid
             cond, label = node.input[0], node.name or f"If #{index}"

@@ -84,10 +84,8 @@ def _outputs_table(report: dict) -> Table:
     rows = []
     for o in report["outputs"]:
         c = o["comparison"] or {}
-        worst = ""
-        if c.get("worst") is not None:
-            base_value, other_value = c["worst_values"]
-            worst = f"{tuple(c['worst'])}: {base_value} vs {other_value}"
+        worst = ("" if c.get("worst") is None else
+                 f"{tuple(c['worst'])}: {c['worst_values'][0]} vs {c['worst_values'][1]}")
         rows.append([
             Cell(o["output"], code=True), o["runtime"], Cell(o["verdict"], status=_STATUS[o["verdict"]]),
             " / ".join(c.get("dtype", [])), " / ".join(str(tuple(s)) for s in c.get("shape", [])),
