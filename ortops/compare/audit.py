@@ -188,8 +188,7 @@ def audit_nodes(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, resu
             proto = model.graph.node[node.index]
             base_in, other_in = ([value(outputs, n) for n in node.inputs] for outputs in (base, other))
             base_out, other_out = ([value(outputs, n) for n in node.outputs] for outputs in (base, other))
-            named_out = [(b, o) for n, b, o in zip(node.outputs, base_out, other_out) if n]
-            if any(b is None or o is None for b, o in named_out) or any(
+            if any(n and (b is None or o is None) for n, b, o in zip(node.outputs, base_out, other_out)) or any(
                     (b is None) != (o is None) for b, o in zip(base_in, other_in)):
                 out.append(NodeResult(node, other_name, "missing", None,
                                       "a runtime did not return this node's tensors", ""))
@@ -217,13 +216,12 @@ def audit_nodes(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, resu
                 narrowing = _narrowing(base_in, (baseline, other_name))
                 if narrowing is not None:
                     finding = narrowing._replace(detail=f"{narrowing.detail} ({finding.detail})")
-            status = "explained" if finding.explained else "unexplained"
-            detail = f"outputs {differing_out} differ: {finding.detail}"
-            runtime = other_name if baseline != "openvino" else baseline
             # The table's op rows are about ortops' ops: a standard node of the same name gets the
             # rows for every op, else what the topic is.
-            op = node.op_type if node.domain in DOMAINS else None
-            out.append(NodeResult(node, other_name, status, finding.topic, detail, reason_for(finding.topic, runtime, op)))
+            reason = reason_for(finding.topic, other_name if baseline != "openvino" else baseline,
+                                node.op_type if node.domain in DOMAINS else None)
+            out.append(NodeResult(node, other_name, "explained" if finding.explained else "unexplained",
+                                  finding.topic, f"outputs {differing_out} differ: {finding.detail}", reason))
     return out
 
 
