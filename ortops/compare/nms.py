@@ -198,10 +198,8 @@ def classify(capture: Capture) -> Finding:
             continue
         for runtime, pick in picks.items():
             v = validate(pick, boxes[batch], scores[batch, klass], s, atol=capture.atol, rtol=capture.rtol)
-            where = f"{runtime}, batch {batch}, class {klass}: "
-            problems += [where + p for p in _about(v.problems, changed)]
-            ties += [where + t for t in _about(v.ties, changed)]
-            near += [where + t for t in _about(v.near, changed)]
+            for found, evidence in zip((problems, ties, near), v):  # Validity's order
+                found += [f"{runtime}, batch {batch}, class {klass}: {e}" for e in _about(evidence, changed)]
     def first(evidence: list[str], more: str = "more") -> str:
         return evidence[0] + (f" (and {len(evidence) - 1} {more})" if len(evidence) > 1 else "")
 
