@@ -46,14 +46,11 @@ def _dtype(info: onnx.ValueInfoProto) -> np.dtype:
     if not info.type.HasField("tensor_type"):
         raise InputError(f"input {info.name!r} is not a tensor; give it with --inputs")
     elem = info.type.tensor_type.elem_type
-    try:
-        row = dtypes.from_onnx(elem)
-    except (KeyError, ValueError):
-        row = None
-    if row is None or row.numpy is None:
+    numpy = next((t.numpy for t in dtypes.ELEMENT_TYPES if t.onnx == elem), None)
+    if numpy is None:
         raise InputError(f"input {info.name!r} has element type {onnx.TensorProto.DataType.Name(elem)}, "
                          "which NumPy cannot hold; give it with --inputs")
-    return np.dtype(row.numpy)
+    return np.dtype(numpy)
 
 
 def _shape(info: onnx.ValueInfoProto, dims: Mapping[str, int]) -> tuple[int, ...] | None:

@@ -154,13 +154,9 @@ def document(report: dict) -> Document:
     doc.add(Heading("Runtimes"), _runtimes_table(report))
     doc.add(Heading("Inputs"), _inputs_table(report))
     doc.add(Heading("Outputs"), _outputs_table(report))
-    doc.add(Heading("Node audit"))
-    if report["nodes"]:
-        doc.add(_nodes_table(report))
-    else:
-        doc.add(Paragraph("No node of this model is audited (no TopK, ArgMax, ArgMin, scatter or ortops node), "
-                          "or fewer than two runtimes ran." if not report["audited"] else
-                          "Fewer than two runtimes ran: nothing to audit."))
+    doc.add(Heading("Node audit"), _nodes_table(report) if report["nodes"] else Paragraph(
+        "No node of this model is audited (no TopK, ArgMax, ArgMin, scatter or ortops node), or fewer than two "
+        "runtimes ran." if not report["audited"] else "Fewer than two runtimes ran: nothing to audit."))
     if report.get("lifted") or report.get("unobserved"):  # audited nodes inside subgraphs
         doc.add(Heading("Subgraphs"))
         if report.get("lifted"):
@@ -172,15 +168,13 @@ def document(report: dict) -> Document:
                            for u in report["unobserved"]], id="unobserved-table",
                           caption="audited op types inside subgraphs whose values the runtimes do not return"))
     if report["settings"].get("trace"):
-        doc.add(Heading("Trace: where the runtimes split"))
-        if report["trace"]:
-            doc.add(Table(["node", "op", "runtime", "what differs"],
-                          [[Cell(t["name"], code=True), Cell(t["op"], code=True), t["runtime"], t["detail"]]
-                           for t in report["trace"]], id="trace-table", interactive=True,
-                          filter_columns=("runtime", "op"),
-                          caption="every node whose inputs agree within tolerance and one of whose outputs does not"))
-        else:
-            doc.add(Paragraph("No node's outputs differ beyond tolerance where its inputs agree."))
+        rows = [[Cell(t["name"], code=True), Cell(t["op"], code=True), t["runtime"], t["detail"]]
+                for t in report["trace"]]
+        doc.add(Heading("Trace: where the runtimes split"), Table(
+            ["node", "op", "runtime", "what differs"], rows, id="trace-table", interactive=True,
+            filter_columns=("runtime", "op"),
+            caption="every node whose inputs agree within tolerance and one of whose outputs does not")
+            if rows else Paragraph("No node's outputs differ beyond tolerance where its inputs agree."))
     unexplained = [o for o in report["outputs"] if o["verdict"] == "unexplained"]
     if unexplained:
         doc.add(Heading("Unexplained differences"))
