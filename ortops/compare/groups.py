@@ -13,10 +13,7 @@ __all__ = ["NodeGroup", "count", "fit", "group_nodes", "span"]
 
 def fit(text: str, width: int) -> str:
     """``text`` on one line of at most ``width`` characters (its indent kept), cut at a word with `` ...``."""
-    indent = text[:len(text) - len(text.lstrip(" "))]
-    text = " ".join(text.split())
-    if len(indent) + len(text) <= width:
-        return indent + text
+    indent = text[:len(text) - len(text.lstrip(" "))]  # shorten collapses the rest's whitespace
     return indent + textwrap.shorten(text, max(width - len(indent), 12), placeholder=" ...")
 
 

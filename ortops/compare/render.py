@@ -242,8 +242,7 @@ def print_summary(report: dict, out, width: int | None = None) -> None:
             line(f"  {example}")
         if found:
             line("  every node: the node audit table of compare.md and compare.html")
-    for o in report["outputs"]:
-        if o["verdict"] != "match":
-            for text in _output_lines(report, o):
-                line(text)
+    for o in (o for o in report["outputs"] if o["verdict"] != "match"):
+        for text in _output_lines(report, o):
+            line(text)
     line(f"{report['summary']['verdict']} (exit status {report['summary']['exit_status']})")
