@@ -9,6 +9,7 @@ constant (its ``CONSTANT_INPUTS``) are initializers.
 
 from __future__ import annotations
 
+import dataclasses
 
 import numpy as np
 import onnx
@@ -19,7 +20,7 @@ from .. import runtime
 from ..errors import OpError
 from ..ops import by_name
 from ..ops.tooling import tooling
-from .cases import Case, Check
+from .cases import Case, Check, expected_outputs
 from ..sessions import session_options
 
 __all__ = ["ORACLES", "GUARDED", "SESSION", "STANDALONE", "OPENVINO", "judge_paths", "judge_openvino"]
@@ -93,11 +94,9 @@ def _identical(got, want) -> str:
 
 
 def _reference(case: Case):
-    """The reference's outputs (a tuple, by the op judge's ``expected``) or its OpError."""
-    try:
-        return tuple(tooling(case.op).judge.expected(case.inputs, case.attrs))
-    except OpError as exc:
-        return exc
+    """The reference's outputs (a list) or its OpError."""
+    want = expected_outputs(case)
+    return want if isinstance(want, OpError) else list(want.values())
 
 
 def judge_paths(case: Case) -> list[Check]:
@@ -208,18 +207,14 @@ def judge_openvino(case: Case) -> list[Check]:
     if not whys:
         return [Check(OPENVINO, "agree")]
     explain = getattr(oracle, "explain_standalone", None) or oracle.explain
-    explained = explain(case, got, list(want))
+    explained = explain(case, got, want)
     if explained is not None and explained.topic == TIES:
         return [Check(OPENVINO, "unexplained", "another order of equal values: a standalone model must give the "
                       "spec's answer on ties in every runtime", detail=f"{explained.detail[:240]}")]
     if explained is not None:
-        return [_as_openvino(explained)]
+        return [dataclasses.replace(explained, oracle=OPENVINO, family="")]
     return [Check(OPENVINO, "unexplained", "results differ from the reference", detail=f"{whys[0]}; OpenVINO: "
                   f"{_short(got)}")]
-
-
-def _as_openvino(check: Check) -> Check:
-    return Check(OPENVINO, check.status, check.reason, check.detail, topic=check.topic, difference=check.difference)
 
 
 def _short(arrays) -> str:
