@@ -18,19 +18,15 @@ __all__ = ["BENCH_DOMAIN", "PATHS", "path_of", "timed_options", "inputs", "plain
 PATHS = {"ortops PyOp": "pyop", "ortops lowered": "lowered", "lowered standalone": "standalone"}
 
 
+_PATH_OF = {"ortops PyOp": "PyOp", "identity PyOp": "PyOp", "ortops lowered": "lowered", "lowered standalone": "lowered",
+            "ortops": "auto", "ORT Identity": "built-in", "built-in": "built-in", "openvino": "OpenVINO",
+            "reference": "NumPy"}
+
+
 def path_of(impl: str) -> str:
-    """The execution path of an implementation, for the table's ``path`` column."""
-    if impl in ("ortops PyOp", "identity PyOp"):
-        return "PyOp"
-    if impl in ("ortops lowered", "lowered standalone"):
-        return "lowered"
-    if impl == "ortops":
-        return "auto"
-    if impl.startswith("built-in") or impl == "ORT Identity":
-        return "built-in"
-    if impl.startswith("openvino"):
-        return "OpenVINO"
-    return "NumPy" if impl == "reference" else ""
+    """The execution path of an implementation (``built-in ...`` and ``openvino ...`` variants
+    included), for the table's ``path`` column."""
+    return _PATH_OF.get(impl, _PATH_OF.get(impl.split(" ", 1)[0], ""))
 
 
 def timed_options():

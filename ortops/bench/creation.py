@@ -3,8 +3,9 @@ feel beyond one op's call."""
 
 from __future__ import annotations
 
+import functools
 import statistics
-import time
+import timeit
 
 import numpy as np
 
@@ -15,24 +16,19 @@ CREATION_PATHS = ("built-in (plain ORT)", "ortops PyOp", "ortops lowered", "lowe
 #: The rows of :func:`run_in_model`.
 IN_MODEL_PATHS = ("built-in", "ortops PyOp", "ortops lowered", "lowered standalone", "ortops (auto)")
 
+
 def _creation_times(kind: str, data: bytes, n: int) -> list[float]:
-    """In a fresh child: the seconds each of ``n`` session creations of ``kind`` takes."""
+    """In a fresh child: the seconds each of ``n`` session creations of ``kind`` takes (the
+    garbage collector on, as a user has it)."""
     if kind.startswith("ortops"):
         import ortops
 
-        def make():
-            return ortops.InferenceSession(data, path="pyop" if kind == "ortops PyOp" else "lowered")
+        make = functools.partial(ortops.InferenceSession, data, path="pyop" if kind == "ortops PyOp" else "lowered")
     else:
         import onnxruntime as ort
 
-        def make():
-            return ort.InferenceSession(data, providers=["CPUExecutionProvider"])
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        make()
-        times.append(time.perf_counter() - start)
-    return times
+        make = functools.partial(ort.InferenceSession, data, providers=["CPUExecutionProvider"])
+    return timeit.repeat(make, setup="gc.enable()", number=1, repeat=n)
 
 
 def _models() -> dict[str, bytes]:
