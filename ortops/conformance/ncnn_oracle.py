@@ -12,7 +12,6 @@ from __future__ import annotations
 import atexit
 import functools
 
-
 from .. import divergences
 from ..arrays import short as arrays_short
 from ..errors import OpError
@@ -22,7 +21,7 @@ from ..verdicts import Case, Check
 from .contracts import NcnnJudge
 from ..processes import Outcome, Worker, call_once
 
-__all__ = ["ORACLE", "judge_ncnn", "unavailable", "check", "short", "run_ncnn", "close", "version"]
+__all__ = ["ORACLE", "judge_ncnn", "unavailable", "check", "short", "run_ncnn", "close"]
 
 ORACLE = "ncnn"
 
@@ -54,11 +53,6 @@ def unavailable() -> str | None:
     if missing:
         return f"ncnn {found} has no layer {', '.join(missing)} (the PyPI wheel is built without it)"
     return None
-
-
-def version() -> str | None:
-    """The installed ncnn's version, or None."""
-    return _installed()[0]
 
 
 def short(arrays) -> str:
@@ -100,13 +94,11 @@ def _judge_error(case: Case, error: OpError) -> Check:
     if not_run:
         return check("skipped", topic, not_run, f"ortops: {error}")
     outcome = run_ncnn(case, fresh=True)
-    if outcome.ok:
+    said = f"returned {short([outcome.value])}" if outcome.ok else outcome.describe()
+    if outcome.ok or outcome.crash:  # a crash on an input ortops rejects is ncnn's answer to it
         return check("explained", topic, divergences.reason(topic, ORACLE, case.op, _ERROR_RETURNED),
-                     f"ortops: {error}; ncnn returned {short([outcome.value])}")
-    if outcome.crash:
-        return check("explained", topic, divergences.reason(topic, ORACLE, case.op, _ERROR_RETURNED),
-                     f"ortops: {error}; ncnn {outcome.describe()}")
-    return check("skipped", topic, _ERROR_BOTH, f"ortops: {error}; ncnn {outcome.describe()}")
+                     f"ortops: {error}; ncnn {said}")
+    return check("skipped", topic, _ERROR_BOTH, f"ortops: {error}; ncnn {said}")
 
 
 def judge_ncnn(case: Case) -> list[Check]:

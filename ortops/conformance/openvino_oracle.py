@@ -20,7 +20,7 @@ from ..ops import by_name
 from ..ops.tooling import tooling
 from ..arrays import first_difference, order_ranks, same, short
 from ..interop.openvino import to_work
-from ..verdicts import Case, Check
+from ..verdicts import Case, Check, Difference
 from .contracts import OpJudge, OpenVinoJudge
 
 __all__ = ["ORACLE", "TOPICS", "TOOLS", "judge_openvino", "topic_of", "available", "check", "structured_difference",
@@ -50,9 +50,7 @@ def check(status: str, topic: str | None, reason: str = "", detail: str = "", di
 
 def structured_difference(case: Case, got, want):
     """The first output where OpenVINO's answer (``got``) and ortops' (``want``) differ, as a
-    :class:`ortops.reporting.Difference` (outputs named as in the op's spec)."""
-    from ..verdicts import Difference
-
+    :class:`ortops.verdicts.Difference` (outputs named as in the op's spec)."""
     pairs = list(zip(by_name(case.op).outputs, got, want))
     for name, g, w in pairs:
         if not same(g, w):
@@ -136,8 +134,6 @@ def _explain(case: Case, got, want) -> Check:
 def _judge_error(case: Case, error: OpError) -> Check:
     topic = divergences.ERROR_TOPICS.get(error.kind, "invalid-input")
     oracle = _op_oracle(case)
-    from ..verdicts import Difference
-
     ours = f"OpError ({error.kind}): {error.detail}"
     if not getattr(oracle, "RUN_INVALID", True):
         return check("skipped", topic, oracle.NOT_RUN, f"ortops: {error}",

@@ -49,17 +49,17 @@ def summary(results: Sequence[Result]) -> dict[str, int]:
     return {"total": len(results), **{s: counts.get(s, 0) for s in STATUSES}}
 
 
+_FAMILY_PAIRS = {"reference": PAIRS[0], "ortops": PAIRS[0], "onnxruntime": PAIRS[1], "openvino": PAIRS[2],
+                 "ncnn": PAIRS[6]}
+_SOURCE_PAIRS = {"onnx-backend-test": PAIRS[3], "seed-example": PAIRS[4]}
+
+
 def pair_of(check: Check, result: Result) -> str:
     """The runtime pair (one of :data:`PAIRS`) a check belongs to: its oracle family; a check
     against outputs written by someone else by the case's source."""
-    family = check.family
-    if family == "lowered":
+    if check.family == "lowered":
         return PAIRS[8] if check.oracle == OPENVINO_PATH else PAIRS[7]
-    by_family = {"reference": 0, "ortops": 0, "onnxruntime": 1, "openvino": 2, "ncnn": 6}
-    if family in by_family:
-        return PAIRS[by_family[family]]
-    source = result.case.source
-    return PAIRS[3] if source == "onnx-backend-test" else PAIRS[4] if source == "seed-example" else PAIRS[5]
+    return _FAMILY_PAIRS.get(check.family) or _SOURCE_PAIRS.get(result.case.source, PAIRS[5])
 
 
 def _pair_checks(results: Sequence[Result]) -> dict[str, list[tuple[Result, list[Check]]]]:

@@ -96,9 +96,7 @@ def load(directory: pathlib.Path, name: str) -> tuple[Case, dict[str, Any]]:
 
 def _array_lines(name: str, array: np.ndarray, dtype: str | None = None) -> list[str]:
     array = np.asarray(array)
-    lines = [f"  {name}: {dtype or array.dtype} shape {list(array.shape)}"]
-    lines.append(f"    {preview(array, limit=INLINE_OUTPUT_ITEMS)}")
-    return lines
+    return [f"  {name}: {dtype or array.dtype} shape {list(array.shape)}", f"    {preview(array, limit=INLINE_OUTPUT_ITEMS)}"]
 
 
 def describe(result: Result, saved: dict[str, Any] | None = None) -> list[str]:
