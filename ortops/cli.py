@@ -249,29 +249,28 @@ def _lower(args: argparse.Namespace) -> int:
     from .errors import OpError
     from .lowering import lower
 
+    def fail(message: str, status: int = EXIT_USAGE) -> int:
+        print(f"ortops lower: {message}", file=sys.stderr)
+        return status
+
     problem = _output_problem("-o", args.output, directory=False)
     if problem:
-        print(f"ortops lower: {problem}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(problem)
     try:
         model = onnx.load(args.model)
     except Exception as exc:  # noqa: BLE001 - a file that is missing or not a model
-        print(f"ortops lower: cannot read {args.model}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(f"cannot read {args.model}: {exc}")
     try:
         lowered, report = lower(model, fallback="none" if args.standalone else "pyop", standard=args.standard)
     except OpError as exc:
-        print(f"ortops lower: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(str(exc))
     except ValueError as exc:  # --standalone and a node without an exact composition
-        print(f"ortops lower: {exc}", file=sys.stderr)
-        return EXIT_UNEXPLAINED
+        return fail(str(exc), EXIT_UNEXPLAINED)
     out = pathlib.Path(args.output)
     try:
         onnx.save(lowered, out)
     except OSError as exc:  # e.g. the disk is full, or the folder went away meanwhile
-        print(f"ortops lower: -o {out} cannot be written: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(f"-o {out} cannot be written: {exc.strerror or exc}")
     for line in report.lines():
         print(line)
     kind = "standalone (no ortops node left)" if report.standalone else "guarded (ortops needed to run it)"
@@ -288,12 +287,9 @@ def _install_oracle(args: argparse.Namespace) -> int:
     try:
         ncnn_build.install(sdist=args.sdist, build_dir=args.build_dir, jobs=args.jobs,
                            log=functools.partial(print, flush=True))
-    except ncnn_build.MissingTools as exc:
+    except (ncnn_build.MissingTools, ncnn_build.BuildError) as exc:
         print(f"ortops install-oracle: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except ncnn_build.BuildError as exc:
-        print(f"ortops install-oracle: {exc}", file=sys.stderr)
-        return EXIT_UNEXPLAINED
+        return EXIT_USAGE if isinstance(exc, ncnn_build.MissingTools) else EXIT_UNEXPLAINED
     return EXIT_OK
 
 
