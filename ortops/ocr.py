@@ -142,15 +142,6 @@ def load_model() -> onnx.ModelProto:
     return onnx.load(model_path())
 
 
-def _num_classes(model: onnx.ModelProto) -> int:
-    """The static size of the last axis of the model's first output."""
-    output = model.graph.output[0]
-    dims = output.type.tensor_type.shape.dim
-    if not dims or not dims[-1].HasField("dim_value"):
-        raise ValueError(f"output {output.name!r} has no static class axis: {[str(d).strip() for d in dims]}")
-    return int(dims[-1].dim_value)
-
-
 def characters(model: onnx.ModelProto) -> list[str]:
     """The character of every output class of the recogniser.
 
@@ -183,7 +174,11 @@ def characters(model: onnx.ModelProto) -> list[str]:
     if lines and lines[-1] == "":  # a trailing newline ends the last line; it adds no class
         lines.pop()
     chars = [BLANK_PLACEHOLDER, *lines, " "]
-    num_classes = _num_classes(model)
+    output = model.graph.output[0]
+    dims = output.type.tensor_type.shape.dim
+    if not dims or not dims[-1].HasField("dim_value"):
+        raise ValueError(f"output {output.name!r} has no static class axis: {[str(d).strip() for d in dims]}")
+    num_classes = dims[-1].dim_value
     if len(chars) != num_classes:
         raise ValueError(
             f"the model has {num_classes} classes but its metadata gives {len(lines)} characters; "
@@ -214,21 +209,11 @@ def _font_source() -> tuple[str | None, str]:
             continue
         family, style = font.getname()
         return candidate, f"{family} {style} ({font.path})"
-    default = _default_font(10)
+    default = ImageFont.load_default(size=10)
     if isinstance(default, ImageFont.FreeTypeFont):
         family, style = default.getname()
         return None, f"{family} {style} (Pillow's default font; DejaVu Sans was not found)"
     return None, "Pillow's bitmap default font (DejaVu Sans was not found; FreeType is unavailable)"
-
-
-def _default_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    """Pillow's own font at ``size`` (Pillow >= 10.1), or its fixed-size bitmap font before that."""
-    from PIL import ImageFont
-
-    try:
-        return ImageFont.load_default(size=size)
-    except TypeError:  # Pillow 10.0 has no size parameter
-        return ImageFont.load_default()
 
 
 def font_description() -> str:
@@ -250,9 +235,7 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     from PIL import ImageFont
 
     source = _font_source()[0]
-    if source is None:
-        return _default_font(size)
-    return ImageFont.truetype(source, size)
+    return ImageFont.load_default(size=size) if source is None else ImageFont.truetype(source, size)
 
 
 def _check_canvas(width: int, height: int) -> None:
