@@ -19,6 +19,7 @@ classes 1..6623 the lines of ``metadata_props["character"]``, class 6624 a space
 
 from __future__ import annotations
 
+import bisect
 import functools
 import importlib.util
 import pathlib
@@ -196,12 +197,11 @@ def _font_source() -> tuple[str | None, str]:
     path, matplotlib's bundled copy, else Pillow's default."""
     from PIL import ImageFont
 
-    candidates: list[str] = [_FONT_NAME, str(_SYSTEM_FONT)]
     matplotlib = importlib.util.find_spec("matplotlib")
-    if matplotlib is not None and matplotlib.submodule_search_locations:
-        # matplotlib.get_data_path() is <package>/mpl-data; found without importing matplotlib.
-        for location in matplotlib.submodule_search_locations:
-            candidates.append(str(pathlib.Path(location) / "mpl-data" / "fonts" / "ttf" / _FONT_NAME))
+    # matplotlib.get_data_path() is <package>/mpl-data; found without importing matplotlib.
+    bundled = matplotlib.submodule_search_locations if matplotlib else None
+    candidates = [_FONT_NAME, str(_SYSTEM_FONT),
+                  *(str(pathlib.Path(place, "mpl-data", "fonts", "ttf", _FONT_NAME)) for place in bundled or ())]
     for candidate in candidates:
         try:
             font = ImageFont.truetype(candidate, 10)
@@ -286,20 +286,15 @@ def _fit_font_size(text: str, width: int, height: int) -> int:
     """Binary search over sizes in [1, 4 * height] (the ink of ``"ace"`` is much smaller than its size)."""
     room_x, room_y = width - 2 * MARGIN, height - 2 * MARGIN
 
-    def fits(size: int) -> bool:
+    def too_big(size: int) -> bool:
         left, top, right, bottom = _font(size).getbbox(text)
-        return right - left <= room_x and bottom - top <= room_y
+        return right - left > room_x or bottom - top > room_y
 
-    if not fits(1):
+    sizes = range(1, 4 * height + 1)
+    fitting = bisect.bisect_left(sizes, True, key=too_big)  # the sizes that fit come first
+    if not fitting:
         raise ValueError(f"text={text!r} does not fit in width={width}, height={height} even at font size 1")
-    low, high = 1, 4 * height  # fits(low) holds
-    while low < high:
-        middle = (low + high + 1) // 2
-        if fits(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    return sizes[fitting - 1]
 
 
 def render_text(
