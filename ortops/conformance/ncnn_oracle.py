@@ -17,7 +17,7 @@ from ..arrays import short as arrays_short
 from ..errors import OpError
 from ..ops import by_name
 from ..ops.tooling import tooling
-from ..verdicts import Case, Check
+from ..verdicts import Case, Check, verdict
 from .contracts import NcnnJudge
 from ..processes import Outcome, Worker, call_once
 
@@ -32,9 +32,8 @@ _MISSING = "the real ncnn runtime with ortops' layers is not installed (ortops i
 _worker: Worker | None = None
 
 
-def check(status: str, topic: str | None, reason: str = "", detail: str = "") -> Check:
-    """An ncnn check with its topic."""
-    return Check(ORACLE, status, reason, detail, topic=topic)
+#: ``check(status, topic, reason="", detail="")``: an ncnn check with its topic.
+check = functools.partial(verdict, ORACLE)
 
 
 @functools.lru_cache(maxsize=1)

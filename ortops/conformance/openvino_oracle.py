@@ -9,8 +9,8 @@ its topic (:data:`TOPICS`) and the divergence table's reason. The rules: docs/co
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import NamedTuple
+import functools
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from ..ops import by_name
 from ..ops.tooling import tooling
 from ..arrays import first_difference, order_ranks, same, short
 from ..interop.openvino import to_work
-from ..verdicts import Case, Check, Difference
+from ..verdicts import Case, Check, Difference, verdict
 from .contracts import OpJudge, OpenVinoJudge
 
 __all__ = ["ORACLE", "TOPICS", "TOOLS", "judge_openvino", "topic_of", "available", "check", "structured_difference",
@@ -43,9 +43,8 @@ def topic_of(check: Check) -> str | None:
     return check.topic if check.topic in TOPICS else None
 
 
-def check(status: str, topic: str | None, reason: str = "", detail: str = "", difference=None) -> Check:
-    """An OpenVINO check with its topic (and, optionally, its concrete difference)."""
-    return Check(ORACLE, status, reason, detail, topic=topic, difference=difference)
+#: ``check(status, topic, reason="", detail="", difference=None)``: an OpenVINO check with its topic.
+check = functools.partial(verdict, ORACLE)
 
 
 def structured_difference(case: Case, got, want):
@@ -147,14 +146,8 @@ def _judge_error(case: Case, error: OpError) -> Check:
                  Difference.outcome("ortops", ours, ORACLE, f"returns {short(got)}"))
 
 
-class Tools(NamedTuple):
-    """What an op's ``explain`` may call back to (:class:`ortops.conformance.contracts.OpenVinoTools`)."""
-
-    run_openvino: Callable[..., list[np.ndarray]]
-    nan_evidence: Callable[..., str | None]
-
-
-TOOLS = Tools(run_openvino, nan_evidence)
+#: What an op's ``explain`` may call back to (:class:`ortops.conformance.contracts.OpenVinoTools`).
+TOOLS = SimpleNamespace(run_openvino=run_openvino, nan_evidence=nan_evidence)
 
 
 # --- the judge ---------------------------------------------------------------------------------------
