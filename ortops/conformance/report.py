@@ -81,23 +81,20 @@ def pair_summaries(results: Sequence[Result]) -> list[PairSummary]:
     out = []
     for pair, items in _pair_checks(results).items():
         counts: Counter = Counter()
-        topics: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-        ops: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+        cases: dict[tuple[str, str, str], set[tuple[str, str]]] = defaultdict(set)  # key -> (name, op)
         for r, checks in items:
             status = combine(checks, alone=pair != PAIRS[0])[0]
             counts[status] += 1
-            if status in ("explained", "skipped", "unexplained"):
-                for c in checks:
-                    if c.status == status:
-                        key = (status, c.topic or ("not comparable" if status == "skipped" else "no topic"), c.reason)
-                        topics[key].add(r.case.name)
-                        ops[key].add(r.case.op)
+            for c in checks:
+                if status != "agree" and c.status == status:
+                    topic = c.topic or ("not comparable" if status == "skipped" else "no topic")
+                    cases[(status, topic, c.reason)].add((r.case.name, r.case.op))
         if not items and pair not in _PAIR_NOTES:
             continue
-        order = {s: i for i, s in enumerate(("unexplained", "explained", "skipped"))}
-        lines = [TopicCount(topic, len(names), reason, status, ", ".join(sorted(ops[(status, topic, reason)])))
-                 for (status, topic, reason), names in
-                 sorted(topics.items(), key=lambda kv: (order[kv[0][0]], kv[0][1], -len(kv[1])))]
+        order = ("unexplained", "explained", "skipped")
+        lines = [TopicCount(topic, len(named), reason, status, ", ".join(sorted({op for _, op in named})))
+                 for (status, topic, reason), named in
+                 sorted(cases.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1], -len(kv[1])))]
         out.append(PairSummary(pair, {s: counts.get(s, 0) for s in STATUSES}, lines,
                                note="" if items else _PAIR_NOTES[pair]))
     return out
