@@ -124,7 +124,6 @@ def _conformance(args: argparse.Namespace) -> int:
 
     # On a pipe (a CI log) the terminal width means nothing: never wrap or cut a line there.
     console = plain_console.make_console()
-    out = pathlib.Path(args.out)
     problem = (_output_problem("--out", args.out, directory=True)
                or _output_problem("--save-cases", args.save_cases, directory=True)
                or _input_dir_problem("--from", args.from_dir))
@@ -132,8 +131,8 @@ def _conformance(args: argparse.Namespace) -> int:
         return _usage_error(console, problem)
     if args.min_cases is not None and args.min_cases < 1:
         return _usage_error(console, f"--min-cases {args.min_cases} must be at least 1")
-    oracles = _unique(args.oracle or [])
-    openvino = "openvino" in oracles
+    oracles = args.oracle or []
+    openvino, ncnn = "openvino" in oracles, "ncnn" in oracles
     if openvino:
         from .conformance import openvino_oracle
 
@@ -142,7 +141,6 @@ def _conformance(args: argparse.Namespace) -> int:
     if args.from_dir and not args.case:
         return _usage_error(console, "--from DIR reruns saved cases: name them with --case NAME")
 
-    ncnn = "ncnn" in oracles
     if ncnn:
         from .conformance import ncnn_oracle
 
@@ -162,7 +160,7 @@ def _conformance(args: argparse.Namespace) -> int:
                                      f"({'--min-cases' if args.min_cases else 'a run must judge at least one'}): {why}")
     results = conformance.run(cases, progress=not args.no_progress, openvino=openvino, ncnn=ncnn)
     seconds = time.perf_counter() - start
-    json_path, md_path = conformance.write_reports(results, out, notes, seconds)
+    json_path, md_path = conformance.write_reports(results, pathlib.Path(args.out), notes, seconds)
     if args.save_cases:
         from .conformance import saved
 
