@@ -53,7 +53,7 @@ def run_creation(sessions: int = 10) -> list[dict]:
 
     rows = []
     for kind, data in _models().items():
-        outcome = call_once(_creation_times, kind, data, sessions, timeout=300)
+        outcome = call_once(_creation_times, kind, data, sessions)
         if not outcome.ok:
             rows.append({"path": kind, "error": (outcome.error or outcome.describe())[:200]})
             continue
