@@ -148,7 +148,7 @@ def _compiled(serialized: bytes):
     reason there is none. Not cached (a compiled model holds its tensors and threads); the inputs'
     dimensions are made dynamic (static ones made OpenVINO hold 1.3 GiB instead of 0.7 for 2**24 + 2
     elements)."""
-    from ..interop.openvino import DEFAULT_CONFIG
+    from ..interop.openvino import DEFAULT_CONFIG, require_openvino
     from ..lowering import lower
 
     try:
@@ -159,15 +159,9 @@ def _compiled(serialized: bytes):
         for dim in value.type.tensor_type.shape.dim:
             dim.Clear()
             dim.dim_param = f"{value.name}_dim"
-    core = runtime.cached("openvino.plain_core", None, _plain_core)
+    core = runtime.cached("openvino.plain_core", None, lambda: require_openvino().Core())
     compiled = core.compile_model(core.read_model(model.SerializeToString(), b""), "CPU", DEFAULT_CONFIG)
     return compiled, [i.name for i in model.graph.input]
-
-
-def _plain_core():
-    import openvino
-
-    return openvino.Core()
 
 
 def judge_openvino(case: Case) -> list[Check]:
@@ -202,7 +196,7 @@ def judge_openvino(case: Case) -> list[Check]:
                       detail=message(exc)[:300])]
     if isinstance(want, OpError):
         return [Check(OPENVINO, "unexplained", "returned outputs where the reference raises",
-                      detail=f"{str(want)[:200]}; OpenVINO returned {_short(got)}")]
+                      detail=f"{str(want)[:200]}; OpenVINO returned {short(got)[:300]}")]
     whys = [why for why in (_identical(g, w) for g, w in zip(got, want, strict=True)) if why]
     if not whys:
         return [Check(OPENVINO, "agree")]
@@ -214,8 +208,5 @@ def judge_openvino(case: Case) -> list[Check]:
     if explained is not None:
         return [dataclasses.replace(explained, oracle=OPENVINO, family="")]
     return [Check(OPENVINO, "unexplained", "results differ from the reference", detail=f"{whys[0]}; OpenVINO: "
-                  f"{_short(got)}")]
+                  f"{short(got)[:300]}")]
 
-
-def _short(arrays) -> str:
-    return short(arrays)[:300]
