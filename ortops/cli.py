@@ -196,17 +196,14 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         tolerances = parse_tolerances(atol=args.atol, rtol=args.rtol, check_error_stat=args.check_error_stat,
                                       error_quantile=args.error_quantile)
-    except ToleranceError as exc:
+        dims = inputs_mod.parse_dims(args.dim)
+    except (ToleranceError, compare_mod.InputError) as exc:
         return fail(str(exc))
     if args.timeout is not None and args.timeout <= 0:
         return fail(f"--timeout {args.timeout} must be > 0 seconds")
     if args.inputs is not None and (args.seed is not None or args.ties):
         return fail("--inputs gives the inputs: --seed and --ties only apply to generated inputs")
     runtimes = _unique(args.runtimes)
-    try:
-        dims = inputs_mod.parse_dims(args.dim)
-    except compare_mod.InputError as exc:
-        return fail(str(exc))
     steps = [*runtimes, "compare", "causal"]
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, disable=args.no_progress or report_console.is_plain(),
