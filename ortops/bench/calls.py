@@ -131,11 +131,9 @@ def make_call(op: str, impl: str, p: dict, feed: dict[str, np.ndarray]) -> Calla
     """A zero-argument function running ``impl`` on ``feed`` once and returning its outputs."""
     if op.endswith(" overhead"):
         op = p["op"]
-        if impl == "identity PyOp":
-            session, data = identity_session(), {"data": feed["data"].reshape(1, -1)}
-            return lambda: session.run(None, data)
-        if impl == "ORT Identity":
-            session, data = _ort_identity_session(), {"data": feed["data"].reshape(1, -1)}
+        if impl in ("identity PyOp", "ORT Identity"):
+            session = identity_session() if impl == "identity PyOp" else _ort_identity_session()
+            data = {"data": feed["data"].reshape(1, -1)}
             return lambda: session.run(None, data)
     if impl in PATHS:
         return _path_call(op, PATHS[impl], p, feed)

@@ -106,10 +106,8 @@ def run_case(case: Case, config: Config, rounds: int, adaptive: bool) -> list[Ro
 
 def judge(rows: list[Row]) -> None:
     """Ratios against each row's baseline, and the targets' verdicts."""
-    medians = {(row.case.id, row.impl): row.timing.median for row in rows if row.timing}
+    medians = {(row.case.id, row.impl): row.timing.median for row in rows}
     for row in rows:
-        if row.timing is None:
-            continue
         baseline = medians.get((row.case.id, row.case.baselines.get(row.impl, "built-in")))
         row.ratio = row.timing.median / baseline if baseline else None
         for target in row.case.targets.get(row.impl, []):
