@@ -48,9 +48,8 @@ def print_table(console, table: Table, title: str = "") -> None:
             print_line(console, title)
         print_line(console, "  ".join(str(c).ljust(w) for c, w in zip(table.columns, widths)).rstrip())
         for row in rows:
-            numeric = [isinstance(c.sort, (int, float)) for c in row]
-            print_line(console, "  ".join((c.text.rjust(w) if n else c.text.ljust(w))
-                                          for c, w, n in zip(row, widths, numeric)).rstrip())
+            print_line(console, "  ".join(c.text.rjust(w) if isinstance(c.sort, (int, float)) else c.text.ljust(w)
+                                          for c, w in zip(row, widths)).rstrip())
         return
     from rich.table import Table as RichTable
     from rich.text import Text
