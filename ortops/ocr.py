@@ -238,19 +238,16 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size) if source is None else ImageFont.truetype(source, size)
 
 
-def _check_canvas(width: int, height: int) -> None:
+def _check(text: str, width: int, height: int) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"text={text!r} must be a str")
+    if not text.strip():
+        raise ValueError(f"text={text!r} has nothing to draw")
     for name, value in (("width", width), ("height", height)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"{name}={value!r} must be an int")
         if value <= 2 * MARGIN:
             raise ValueError(f"{name}={value} must be above {2 * MARGIN} (twice the margin of {MARGIN} px)")
-
-
-def _check_text(text: str) -> None:
-    if not isinstance(text, str):
-        raise TypeError(f"text={text!r} must be a str")
-    if not text.strip():
-        raise ValueError(f"text={text!r} has nothing to draw")
 
 
 def fit_font_size(text: str = DEFAULT_TEXT, width: int = 320, height: int = 48) -> int:
@@ -277,8 +274,7 @@ def fit_font_size(text: str = DEFAULT_TEXT, width: int = 320, height: int = 48) 
         If ``text`` is blank, ``width`` or ``height`` is at most twice the margin, or the text
         does not fit even at size 1.
     """
-    _check_text(text)
-    _check_canvas(width, height)
+    _check(text, width, height)
     return _fit_font_size(text, width, height)
 
 
@@ -333,8 +329,7 @@ def render_text(
     """
     from PIL import Image, ImageDraw
 
-    _check_text(text)
-    _check_canvas(width, height)
+    _check(text, width, height)
     if size is None:
         size = _fit_font_size(text, width, height)
     elif isinstance(size, bool) or not isinstance(size, (int, np.integer)):
