@@ -19,7 +19,7 @@ from ..errors import OpError
 from ..ops import by_name
 from ..ops.tooling import tooling
 from ..arrays import first_difference, order_ranks, same, short
-from ..interop.openvino import to_work
+from ..interop import openvino as ov_interop
 from ..verdicts import Case, Check, Difference, verdict
 from .contracts import OpJudge, OpenVinoJudge
 
@@ -61,9 +61,7 @@ def structured_difference(case: Case, got, want):
 def available() -> bool:
     """Whether OpenVINO can be imported."""
     try:
-        from ..interop.openvino import require_openvino
-
-        require_openvino()
+        ov_interop.require_openvino()
     except ImportError:
         return False
     return True
@@ -78,11 +76,8 @@ def _op_oracle(case: Case) -> OpenVinoJudge:
 
 
 def _run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
-    from ..interop import openvino as ov_interop
-
     inputs = case.inputs if inputs is None else inputs
-    return ov_interop.run(_op_judge(case).model(case), {n: inputs[n] for n in by_name(case.op).inputs},
-                          config=ov_interop.DEFAULT_CONFIG)
+    return ov_interop.run(_op_judge(case).model(case), {n: inputs[n] for n in by_name(case.op).inputs})
 
 
 def run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
@@ -96,7 +91,7 @@ def nan_evidence(case: Case, fallback=None) -> str | None:
     evidence when OpenVINO then agrees with ortops (or when ``fallback(case, got, want)``, the
     op's own evidence for an allowed difference, accepts the answer)."""
     data = case.inputs["data"]
-    base = to_work(data, np.float32) if data.dtype == np.float64 else data  # the CPU plugin's own view
+    base = ov_interop.to_work(data, np.float32) if data.dtype == np.float64 else data  # the CPU plugin's own view
     if base.size >= 2**24:
         return None
     inputs = {**case.inputs, "data": order_ranks(base).astype(data.dtype)}
