@@ -44,8 +44,6 @@ __all__ = ["OP", "judge", "topics", "model", "expected", "flat_targets", "OPENVI
 OP = "ScatterElementsUpdate"
 
 _NONE_DUPLICATES = reason("ties", "onnxruntime", OP)
-_FLOAT32_ACCUMULATION = reason("float-accumulation", "onnxruntime", OP)
-_NAN_MIN_MAX = reason("nan", "onnxruntime", OP)
 _TRUNCATING_DIV = reason("integer-mean-rounding", "onnxruntime", OP)
 _COMPOSITION_OVERFLOW = reason("narrow-type-overflow", "onnxruntime", OP)
 _CAST_INDICES = "indices reach the standard nodes as int64 (their Tind is int32 or int64 only)"
@@ -107,11 +105,6 @@ def _observe(oracle: str, run: Callable, missing: str, rejects: str):
 # ----------------------------------------------------------------------------- comparing
 
 
-def _mismatch(got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """Mask of positions where ``got`` and ``want`` differ (NaN equals NaN)."""
-    return ~equal(got, want)
-
-
 def _versus(oracle: str, got: np.ndarray, want: np.ndarray, detail: str = "", left: str = "ortops") -> Check:
     if same(got, want):
         return Check(oracle, "agree", detail=detail)
@@ -170,17 +163,18 @@ def _explain(case: Case, oracle: str, got: np.ndarray, other: np.ndarray) -> Che
     data, updates = case.inputs["data"], case.inputs["updates"]
     reduction = case.attrs["reduction"]
     diff = difference("output", got, other, right=oracle)
+    simulated = None  # ORT's sequential arithmetic reproduces NaN in min/max and float32 accumulation
     if data.dtype.kind == "f" and reduction in ("min", "max") and (has_nan(data) or has_nan(updates)):
-        if same(_sequential(case, data.dtype, wrapping=True, mean="trunc", keep_acc=True), other):
-            return Check(oracle, "explained", _NAN_MIN_MAX, topic="nan", difference=diff)
-    if data.dtype == np.float32 and reduction in ("sum", "prod", "mean"):
-        if same(_sequential(case, data.dtype, wrapping=True, mean="trunc", keep_acc=True), other):
-            return Check(oracle, "explained", _FLOAT32_ACCUMULATION, topic="float-accumulation", difference=diff)
+        simulated = "nan"
+    elif data.dtype == np.float32 and reduction in ("sum", "prod", "mean"):
+        simulated = "float-accumulation"
+    if simulated and same(_sequential(case, data.dtype, wrapping=True, mean="trunc", keep_acc=True), other):
+        return Check(oracle, "explained", reason(simulated, "onnxruntime", OP), topic=simulated, difference=diff)
     if data.dtype.kind in "iu" and reduction == "mean":
         sums = _exact_sums(case)
         low, high = (0, 2**64 - 1) if data.dtype == np.uint64 else (-(2**63), 2**63 - 1)
         overflow = np.vectorize(lambda s: not low <= s <= high, otypes=[bool])(sums)
-        if overflow.any() and not (_mismatch(got, other) & ~overflow).any():
+        if overflow.any() and not (~equal(got, other) & ~overflow).any():
             return Check(oracle, "explained", _COMPOSITION_OVERFLOW, topic="narrow-type-overflow", difference=diff,
                          detail=f"{int(overflow.sum())} exact sums out of range; {diff.describe()}")
     return Check(oracle, "unexplained", "results differ", difference=diff)
@@ -252,7 +246,7 @@ def _builtin_versus(case: Case, oracle: str, got: np.ndarray, builtin: np.ndarra
     compared = f"compared the {defined} positions with at most one update strictly; {int(several.sum())} receive several"
     if same(got[several], builtin[several]):
         return Check(oracle, "agree", detail=f"{compared} (undefined order): ORT also kept the last update there")
-    differ = int(_mismatch(got[several], builtin[several]).sum())
+    differ = int((~equal(got[several], builtin[several])).sum())
     return Check(oracle, "explained", _NONE_DUPLICATES, detail=f"{compared}; ORT differs at {differ} of them",
                  topic="ties", difference=difference("output", got, builtin, right=oracle,
                                                      note="differences only where several updates meet"))
@@ -291,7 +285,7 @@ def _composition_checks(case: Case, got: np.ndarray) -> list[Check]:
 
 
 def _explain_trunc(case: Case, oracle: str, got: np.ndarray, output: np.ndarray) -> Check:
-    differ = _mismatch(got, output)
+    differ = ~equal(got, output)
     sums = _exact_sums(case)
     one_above = output.astype(np.int64)[differ] - got.astype(np.int64)[differ] == 1
     negative = np.array([s < 0 for s in sums[differ]], bool)
@@ -335,12 +329,6 @@ def _rejected_builtin_checks(case: Case, error: OpError) -> list[Check]:
     return checks
 
 
-def _plain_axis(case: Case) -> bool:
-    """Whether the case's axis input is what the side-by-side model feeds: int64, shape (1,)."""
-    axis = case.inputs["axis"]
-    return axis.dtype == np.int64 and axis.shape == (1,)
-
-
 def judge(case: Case) -> list[Check]:
     """Run one ScatterElementsUpdate case through ortops in ORT and judge it against every oracle.
 
@@ -352,13 +340,10 @@ def judge(case: Case) -> list[Check]:
     data, indices, updates, axis = (case.inputs[k] for k in ("data", "indices", "updates", "axis"))
     runs: dict = {}
     got, got_error = None, None
-    if case.onnx_versions and _plain_axis(case):
+    if case.onnx_versions and axis.dtype == np.int64 and axis.shape == (1,):  # what the side-by-side model feeds
         first = case.onnx_versions[0]
-        try:
-            runs[first] = _side_by_side(case, first)
-        except OpError as exc:
-            got_error = exc
-        if isinstance(runs.get(first), tuple):
+        runs[first], got_error = _attempt(lambda: _side_by_side(case, first))
+        if isinstance(runs[first], tuple):
             got = runs[first][0]
     if got is None and got_error is None:
         got, got_error = _attempt(lambda: _run_ortops(case))
@@ -521,33 +506,42 @@ def _hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.ndarray]]]:
                      lambda: _sequential(case, dtype, wrapping=False, mean="trunc")))
         hyps.append(("narrow-type-overflow", f"the sum accumulated in {dtype} (wrapping), divided with truncation "
                      "toward zero", lambda: _sequential(case, dtype, wrapping=True, mean="trunc")))
+    work = None
     if dtype == np.float64:
-        hyps.append(("float64-precision", "the CPU plugin's float32 arithmetic, sequentially (inputs saturated to "
-                     "float32's range)", lambda: _sequential(case, np.float32, wrapping=True, mean="trunc")))
-    elif dtype == np.uint64 or dtype in (np.int64, np.uint32):
-        hyps.append(("uint64" if dtype == np.uint64 else "int32-narrowing", "the CPU plugin's int32 arithmetic "
-                     "(wrapping, truncating mean)", lambda: _sequential(case, np.int32, wrapping=True, mean="trunc")))
-    elif dtype == np.float32 and reduction in ("sum", "prod", "mean"):
-        hyps.append(("float-accumulation", "float32 accumulation, one rounding per update",
-                     lambda: _sequential(case, np.float32, wrapping=True, mean="trunc")))
-    elif dtype == np.float16 and reduction in ("sum", "prod", "mean"):
-        hyps.append(("float16-bfloat16", "float16 accumulation, one rounding per update",
-                     lambda: _sequential(case, np.float16, wrapping=True, mean="trunc")))
+        topic, what, work = "float64-precision", ("the CPU plugin's float32 arithmetic, sequentially (inputs "
+                                                  "saturated to float32's range)"), np.float32
+    elif dtype in (np.uint64, np.int64, np.uint32):
+        topic = "uint64" if dtype == np.uint64 else "int32-narrowing"
+        what, work = "the CPU plugin's int32 arithmetic (wrapping, truncating mean)", np.int32
+    elif dtype in (np.float32, np.float16) and reduction in ("sum", "prod", "mean"):
+        topic = "float-accumulation" if dtype == np.float32 else "float16-bfloat16"
+        what, work = f"{dtype} accumulation, one rounding per update", dtype
+    if work is not None:
+        hyps.append((topic, what, lambda: _sequential(case, work, wrapping=True, mean="trunc")))
     return hyps
+
+
+def _reproduced(case: Case, got, want, hypotheses) -> Check | None:
+    """The explained check of the first hypothesis ``(topic, what, recompute)`` whose
+    recomputation OpenVINO's answer matches, else None."""
+    for topic, what, recompute in hypotheses:
+        if _openvino_matches(case, got, [recompute()])[0]:
+            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
+                           f"{first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)}; OpenVINO's answer "
+                           f"equals {what}: {short(got)}")
+    return None
 
 
 def _openvino_explain(case: Case, got, want, ov=None) -> Check | None:
     """An explained check when a known behaviour of OpenVINO accounts for the difference."""
-    diff = first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)
-    for topic, what, recompute in _hypotheses(case):
-        if _openvino_matches(case, got, [recompute()])[0]:
-            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
-                            f"{diff}; OpenVINO's answer equals {what}: {short(got)}")
-    if has_nan(case.inputs["data"]) or has_nan(case.inputs["updates"]):
+    explained = _reproduced(case, got, want, _hypotheses(case))
+    if explained is None and (has_nan(case.inputs["data"]) or has_nan(case.inputs["updates"])):
         evidence = _nan_evidence(case, got, want)
         if evidence:
-            return verdict("openvino", "explained", "nan", reason("nan", "openvino"), f"{diff}; {evidence}; OpenVINO: {short(got)}")
-    return None
+            return verdict("openvino", "explained", "nan", reason("nan", "openvino"),
+                           f"{first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)}; {evidence}; "
+                           f"OpenVINO: {short(got)}")
+    return explained
 
 
 def _standalone_hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.ndarray]]]:
@@ -580,14 +574,7 @@ def _explain_standalone(case: Case, got, want) -> Check | None:
     a float mean's ``Div`` as a product with the reciprocal; an integer mean's int64 sum in
     int32 and its ``Mod`` and ``Div`` in float32; a narrowed identity with ``use_init_val=0``)."""
     explained = _openvino_explain(case, got, want)
-    if explained is not None:
-        return explained
-    for topic, what, recompute in _standalone_hypotheses(case):
-        if _openvino_matches(case, got, [recompute()])[0]:
-            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
-                           f"{first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)}; OpenVINO's answer "
-                           f"equals {what}: {short(got)}")
-    return None
+    return explained if explained is not None else _reproduced(case, got, want, _standalone_hypotheses(case))
 
 
 #: How OpenVINO's answer is judged (:class:`ortops.conformance.contracts.OpenVinoJudge`).
@@ -651,18 +638,14 @@ def _judge(capture: Capture, targets: np.ndarray, slice_shape: tuple, reduction:
                                 f"a single update and no NaN (first: flat target {first})")
 
 
-def _elements(capture: Capture, axis: int, reduction: str) -> Finding:
-    data, indices, updates = (np.asarray(a) for a in capture.inputs[:3])
-    return _judge(capture, flat_targets(data.shape, indices, axis), (), reduction, updates)
+def _elements(axis_of):
+    """The audit of a scatter of elements whose axis ``axis_of(node, inputs)`` gives."""
+    def audit(capture: Capture) -> Finding:
+        data, indices, updates = (np.asarray(a) for a in capture.inputs[:3])
+        targets = flat_targets(data.shape, indices, axis_of(capture.node, capture.inputs))
+        return _judge(capture, targets, (), attribute(capture.node, "reduction", "none"), updates)
 
-
-def _scatter_elements(capture: Capture) -> Finding:
-    return _elements(capture, attribute(capture.node, "axis", 0), attribute(capture.node, "reduction", "none"))
-
-
-def _scatter_elements_update(capture: Capture) -> Finding:
-    axis = int(np.asarray(capture.inputs[3]).reshape(-1)[0])
-    return _elements(capture, axis, attribute(capture.node, "reduction", "none"))
+    return audit
 
 
 def _scatter_nd(capture: Capture) -> Finding:
@@ -702,10 +685,16 @@ def _check_nd(node, inputs) -> Finding | None:
     return None
 
 
+def _attribute_axis(node, inputs) -> int:
+    return attribute(node, "axis", 0)
+
+
+def _input_axis(node, inputs) -> int | None:
+    return None if inputs[3] is None else int(np.asarray(inputs[3]).reshape(-1)[0])
+
+
 AUDITS = {
-    ("", "ScatterElements"): Audit(_scatter_elements, precheck=_check_indices(lambda n, i: attribute(n, "axis", 0))),
+    ("", "ScatterElements"): Audit(_elements(_attribute_axis), precheck=_check_indices(_attribute_axis)),
     ("", "ScatterND"): Audit(_scatter_nd, precheck=_check_nd),
-    (OPENVINO_DOMAIN, "ScatterElementsUpdate"): Audit(
-        _scatter_elements_update,
-        precheck=_check_indices(lambda n, i: None if i[3] is None else int(np.asarray(i[3]).reshape(-1)[0]))),
+    (OPENVINO_DOMAIN, "ScatterElementsUpdate"): Audit(_elements(_input_axis), precheck=_check_indices(_input_axis)),
 }

@@ -252,52 +252,45 @@ def _openvino_check_output(case: Case, got) -> Check | None:
     return None
 
 
-def _hypotheses(case: Case) -> list[tuple[str, str, np.dtype]]:
-    """(topic, what it recomputes, the type OpenVINO CPU computes in) for TopK's known
-    narrowing of the data type."""
-    dtype = case.inputs["data"].dtype
-    if dtype == np.float64:
-        return [("float64-precision", "ortops' answer on the data rounded to float32 (+-inf saturating to "
-                 "+-3.4e38)", np.dtype(np.float32))]
-    if dtype == np.uint64:
-        return [("uint64", "ortops' answer on the data wrapped to int32", np.dtype(np.int32))]
-    if dtype in (np.int64, np.uint32):
-        return [("int32-narrowing", "ortops' answer on the data wrapped to int32", np.dtype(np.int32))]
-    return []
-
-
-def _narrowings(case: Case):
-    """``(topic, what, work type, the data as the CPU plugin computes it)`` for each known
-    narrowing of :func:`_hypotheses` that changes some value of the data (one that changes
-    none cannot be the cause of a difference)."""
+def _narrowing(case: Case) -> tuple[str, str, np.dtype, np.ndarray] | None:
+    """``(topic, what, work type, the data as the CPU plugin computes it)`` for TopK's known
+    narrowing of the data type, when it changes some value of the data (one that changes none
+    cannot be the cause of a difference), else None."""
     data = case.inputs["data"]
-    for topic, what, work in _hypotheses(case):
-        narrowed = to_work(data, work)
-        if work.kind == "f":
-            unchanged = same(narrowed.astype(data.dtype), data)
-        else:  # as numbers: uint32 -> int32 loses nothing on the way back, but reorders
-            unchanged = bool(np.all(narrowed.astype(object) == data.astype(object)))
-        if not unchanged:
-            yield topic, what, work, narrowed
+    if data.dtype == np.float64:
+        topic, what = "float64-precision", "ortops' answer on the data rounded to float32 (+-inf saturating to +-3.4e38)"
+        narrowed = to_work(data, np.dtype(np.float32))
+        unchanged = same(narrowed.astype(data.dtype), data)
+    elif data.dtype in (np.uint64, np.int64, np.uint32):
+        topic = "uint64" if data.dtype == np.uint64 else "int32-narrowing"
+        what, narrowed = "ortops' answer on the data wrapped to int32", to_work(data, np.dtype(np.int32))
+        # as numbers: uint32 -> int32 loses nothing on the way back, but reorders
+        unchanged = bool(np.all(narrowed.astype(object) == data.astype(object)))
+    else:
+        return None
+    return None if unchanged else (topic, what, narrowed.dtype, narrowed)
 
 
 def _explain_narrowing(case: Case, got, ov) -> Check | None:
     """A known TopK narrowing that accounts for OpenVINO's answer, compared in the type the CPU
     plugin computes in (so that order and ties are judged as OpenVINO sees the values)."""
-    for topic, what, work, narrowed in _narrowings(case):
-        seen = Case(case.name, case.op, case.source, {**case.inputs, "data": narrowed}, case.attrs)
-        model = expected(seen.inputs, case.attrs)
-        got_seen = [to_work(got[0], work), got[1]]
-        ok, _ = _openvino_matches(seen, got_seen, model)
-        ties = ""
-        if not ok:  # sort=index keeps its own equal values at the k boundary
-            evidence = index_ties_evidence(case, got_seen, model, ov, work)
-            ok, ties = bool(evidence), f", up to equal values at the k boundary ({evidence})"
-        if ok:
-            want = expected(case.inputs, case.attrs)
-            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
-                          f"{first_difference(TOP_K.outputs, got, want)}; OpenVINO's answer equals {what}{ties}: {short(got)}")
-    return None
+    narrowing = _narrowing(case)
+    if narrowing is None:
+        return None
+    topic, what, work, narrowed = narrowing
+    seen = Case(case.name, case.op, case.source, {**case.inputs, "data": narrowed}, case.attrs)
+    model = expected(seen.inputs, case.attrs)
+    got_seen = [to_work(got[0], work), got[1]]
+    ok, _ = _openvino_matches(seen, got_seen, model)
+    ties = ""
+    if not ok:  # sort=index keeps its own equal values at the k boundary
+        evidence = index_ties_evidence(case, got_seen, model, ov, work)
+        ok, ties = bool(evidence), f", up to equal values at the k boundary ({evidence})"
+    if not ok:
+        return None
+    want = expected(case.inputs, case.attrs)
+    return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
+                   f"{first_difference(TOP_K.outputs, got, want)}; OpenVINO's answer equals {what}{ties}: {short(got)}")
 
 
 def index_ties_evidence(case: Case, got, want, ov, work=None) -> str | None:
@@ -347,13 +340,6 @@ def _openvino_explain(case: Case, got, want, ov) -> Check | None:
 # --- the standalone lowering, run natively in OpenVINO ------------------------------------------
 
 
-def _work(case: Case) -> tuple[str, np.dtype]:
-    """(topic, the type OpenVINO's CPU plugin computes the data in): a narrowing topic when that
-    type changes some value of the data, else ``"ties"``."""
-    narrowing = next(_narrowings(case), None)
-    return (narrowing[0], narrowing[2]) if narrowing else ("ties", case.inputs["data"].dtype)
-
-
 def _explain_standalone(case: Case, got, want) -> Check | None:
     """The standalone lowering run in OpenVINO (:mod:`ortops.conformance.lowering`): an
     explained check when OpenVINO's answer is another valid top-k in ortops' order.
@@ -366,7 +352,8 @@ def _explain_standalone(case: Case, got, want) -> Check | None:
     ortops' order (NaN above +inf, all NaNs equal, -0.0 == +0.0) and in the order ``sort``
     asks for. The topic is ``"ties"``, or the narrowing's when the type changed a value."""
     data, attrs = case.inputs["data"], case.attrs
-    topic, work = _work(case)
+    narrowing = _narrowing(case)  # the topic is the narrowing's when it changed a value, else "ties"
+    topic, work = (narrowing[0], narrowing[2]) if narrowing else ("ties", data.dtype)
     seen = to_work(data, work)
     axis = normalize_axis("TopK", attrs["axis"], data.ndim)
     indices = np.asarray(got[1]).astype(np.int64)
@@ -403,11 +390,6 @@ def _k(node, inputs) -> int | None:
     return attribute(node, "k")  # TopK-1
 
 
-def _axis(node, data, default) -> int:
-    axis = attribute(node, "axis", default)
-    return axis + data.ndim if axis < 0 else axis
-
-
 def _check_k(node, inputs) -> Finding | None:
     data = inputs[0]
     if data is None:
@@ -424,7 +406,8 @@ def _check_k(node, inputs) -> Finding | None:
 def _classify(capture: Capture, *, largest: bool, ordered: str) -> Finding:
     data = np.asarray(capture.inputs[0])
     k = _k(capture.node, capture.inputs)
-    axis = _axis(capture.node, data, -1)
+    axis = attribute(capture.node, "axis", -1)
+    axis = axis + data.ndim if axis < 0 else axis
     other = None if capture.other_inputs is None else capture.other_inputs[0]
     return judge_selection(data, axis, k, largest, [tuple(capture.base[:2]), tuple(capture.other[:2])],
                            (capture.base_runtime, capture.other_runtime), ordered=ordered, other_data=other,
