@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from .portable import PORTABLE, best, dim, wide_int
+from .portable import PORTABLE, best, dim, wide_int, with_axes
 
 __all__ = ["OP_TYPES", "OPSET", "NotRewritable", "module", "attributes", "raised"]
 
@@ -185,7 +185,6 @@ class _Arg:
         if last:
             index = b.add("Sub", [b.add("Sub", [dim(b, key, axis), one]), index])
         if not site.attrs["keepdims"]:
-            index = b.add("Squeeze", [index, b.const(np.array([axis], np.int64))]) if b.opset >= 13 else \
-                b.add("Squeeze", [index], axes=[axis])
+            index = with_axes(b, "Squeeze", index, [axis])
         return [index]
 
