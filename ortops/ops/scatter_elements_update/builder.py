@@ -19,6 +19,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from .reference import reduction_identity
 from .spec import SCATTER_ELEMENTS_UPDATE
 from ...builder.common import custom_node, dims, make_model
 
@@ -48,13 +49,6 @@ SCATTER_ELEMENTS_REDUCTIONS = {
 ONNX_REDUCTION = {"none": "none", "sum": "add", "prod": "mul", "min": "min", "max": "max"}
 #: Default-domain opset of :func:`scatter_mean_composition` (ScatterElements-18 for min/max).
 COMPOSITION_OPSET = 18
-
-_INTEGER_TYPES = (
-    TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
-    TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64,
-)
-_FLOAT_TYPES = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16)
-
 
 def scatter_elements_update(data: str, indices: str, updates: str, axis: str, *, reduction: str = "none",
                             use_init_val: int = 1, output: str = "output", name: str = "") -> onnx.NodeProto:
@@ -216,17 +210,9 @@ def _constant_value(elem_type: int, value) -> onnx.TensorProto:
 
 
 def _identity(reduction: str, elem_type: int):
-    """Where a touched target starts when ``use_init_val=0``: the reduction's identity."""
-    if elem_type == TensorProto.BOOL:
-        return reduction in ("prod", "min")  # AND starts at True, OR at False
-    if reduction in ("sum", "mean"):
-        return 0
-    if reduction == "prod":
-        return 1
-    if elem_type in _FLOAT_TYPES:
-        return np.inf if reduction == "min" else -np.inf
-    info = np.iinfo(helper.tensor_dtype_to_np_dtype(elem_type))
-    return info.max if reduction == "min" else info.min
+    """Where a touched target starts when ``use_init_val=0``: the reduction's identity (bfloat16's is float32's)."""
+    return reduction_identity(reduction, helper.tensor_dtype_to_np_dtype(
+        TensorProto.FLOAT if elem_type == TensorProto.BFLOAT16 else elem_type))
 
 
 def scatter_mean_composition(data_type: int, rank: int, *, axis: int, reduction: str = "mean",
@@ -324,7 +310,7 @@ def scatter_mean_composition(data_type: int, rank: int, *, axis: int, reduction:
         scatter(reset, "updates", ONNX_REDUCTION[reduction], "output")
     else:
         work_type = data_type
-        if data_type in _INTEGER_TYPES and data_type != TensorProto.UINT64:
+        if helper.tensor_dtype_to_np_dtype(data_type).kind in "iu" and data_type != TensorProto.UINT64:
             work_type = TensorProto.INT64
         data_w, updates_w = "data", "updates"
         if work_type != data_type:

@@ -168,7 +168,7 @@ def _explain(case: Case, oracle: str, got: np.ndarray, other: np.ndarray) -> Che
         simulated = "nan"
     elif data.dtype == np.float32 and reduction in ("sum", "prod", "mean"):
         simulated = "float-accumulation"
-    if simulated and same(_sequential(case, data.dtype, wrapping=True, mean="trunc", keep_acc=True), other):
+    if simulated and same(_sequential(case, data.dtype, keep_acc=True), other):
         return Check(oracle, "explained", reason(simulated, "onnxruntime", OP), topic=simulated, difference=diff)
     if data.dtype.kind in "iu" and reduction == "mean":
         sums = _exact_sums(case)
@@ -423,13 +423,13 @@ def _float32_floor_div(total: int, count: int) -> int:
     return int(np.trunc(np.float32(wrap(total - remainder, np.dtype(np.int32))) / c))
 
 
-def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool = False,
+def _sequential(case: Case, work, *, wrapping: bool = True, float32_mean: bool = False, keep_acc: bool = False,
                 reciprocal: bool = False, identity=None) -> np.ndarray:
     """ScatterElementsUpdate computed sequentially in row-major order of ``indices``, as
     OpenVINO's CPU plugin and ORT's ScatterElements do: inputs converted to ``work`` (int32
     wraps, float32 rounds), each update combined in ``work`` (integers wrap when ``wrapping``,
-    else exact), the integer mean divided by ``mean`` ("trunc" toward zero, "floor", or
-    "float32": :func:`_float32_floor_div`), the float mean divided by the count, or with
+    else exact), the integer mean divided with truncation toward zero (with ``float32_mean``:
+    :func:`_float32_floor_div`), the float mean divided by the count, or with
     ``reciprocal`` multiplied by its reciprocal (two roundings: OpenVINO's CPU ``Divide``, which
     the standalone composition's mean meets), float max/min as the CPU plugin's
     ``u > acc ? u : acc`` (a NaN update never wins) or, with ``keep_acc``, ORT's
@@ -456,9 +456,8 @@ def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool =
             to_work(np.array(reduction_identity(reduction, np.dtype(identity)), identity), work)[()]
         acc = out[target] if use_init else start
         acc = int(acc) if is_int else work.type(acc)
-        count = 1 if use_init else 0
+        count = (1 if use_init else 0) + len(values)
         for v in values:
-            count += 1
             if is_int:
                 v = int(v)
                 acc = {"sum": acc + v, "mean": acc + v, "prod": acc * v, "max": v if v > acc else acc,
@@ -470,13 +469,13 @@ def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool =
                        "min": lambda: acc if (acc < v if keep_acc else not v < acc) else v}[reduction]()
         if reduction == "mean":
             if is_int:
-                acc = {"trunc": _trunc_div, "float32": _float32_floor_div}.get(mean, int.__floordiv__)(acc, count)
+                acc = (_float32_floor_div if float32_mean else _trunc_div)(acc, count)
             elif reciprocal:
                 acc = acc * (work.type(1) / work.type(count))
             else:
                 acc = acc / work.type(count)
         out[target] = wrap(acc, work) if is_int else acc
-    if reduction == "mean" and mean == "float32":  # the composition divides every element, untouched ones by 1
+    if reduction == "mean" and float32_mean:  # the composition divides every element, untouched ones by 1
         for untouched in zip(*np.nonzero(_counts(case) == 0)):
             out[untouched] = wrap(_float32_floor_div(int(out[untouched]), 1), work)
     with np.errstate(all="ignore"):
@@ -503,9 +502,9 @@ def _hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.ndarray]]]:
     hyps = []
     if dtype.kind in "iu" and reduction == "mean":
         hyps.append(("integer-mean-rounding", "the exact sum divided with truncation toward zero",
-                     lambda: _sequential(case, dtype, wrapping=False, mean="trunc")))
+                     lambda: _sequential(case, dtype, wrapping=False)))
         hyps.append(("narrow-type-overflow", f"the sum accumulated in {dtype} (wrapping), divided with truncation "
-                     "toward zero", lambda: _sequential(case, dtype, wrapping=True, mean="trunc")))
+                     "toward zero", lambda: _sequential(case, dtype)))
     work = None
     if dtype == np.float64:
         topic, what, work = "float64-precision", ("the CPU plugin's float32 arithmetic, sequentially (inputs "
@@ -517,7 +516,7 @@ def _hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.ndarray]]]:
         topic = "float-accumulation" if dtype == np.float32 else "float16-bfloat16"
         what, work = f"{dtype} accumulation, one rounding per update", dtype
     if work is not None:
-        hyps.append((topic, what, lambda: _sequential(case, work, wrapping=True, mean="trunc")))
+        hyps.append((topic, what, lambda: _sequential(case, work)))
     return hyps
 
 
@@ -552,18 +551,18 @@ def _standalone_hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.n
     if reduction == "mean" and dtype.kind in "iu":
         what = ("the composition as the plugin computes it: the int64 sum in int32 (wrapping), its integer Mod and "
                 "Div in float32")
-        return [("int32-narrowing", what, lambda: _sequential(case, np.int32, wrapping=True, mean="float32"))]
+        return [("int32-narrowing", what, lambda: _sequential(case, np.int32, float32_mean=True))]
     if reduction == "mean" and dtype.kind == "f":
         work = np.dtype(np.float32) if dtype == np.float64 else dtype
         topic = "float64-precision" if dtype == np.float64 else "float-accumulation"
         what = f"its arithmetic simulated in order: the sum in {work}, one rounding per update, then times 1/count " \
                "(its Divide)"
-        return [(topic, what, lambda: _sequential(case, work, wrapping=True, mean="trunc", reciprocal=True))]
+        return [(topic, what, lambda: _sequential(case, work, reciprocal=True))]
     if reduction in ("min", "max") and not use_init and dtype in (np.int64, np.uint32, np.uint64):
         topic = "uint64" if dtype == np.uint64 else "int32-narrowing"
         what = f"the plugin's int32 arithmetic from the composition's identity, {dtype}'s {reduction} identity " \
                "narrowed to int32"
-        return [(topic, what, lambda: _sequential(case, np.int32, wrapping=True, mean="trunc", identity=dtype))]
+        return [(topic, what, lambda: _sequential(case, np.int32, identity=dtype))]
     return []
 
 
@@ -607,7 +606,7 @@ def _judge(capture: Capture, targets: np.ndarray, slice_shape: tuple, reduction:
     lead = data.shape[:data.ndim - len(slice_shape)]
     differ = ~equal(base, other).reshape(int(np.prod(lead, dtype=np.int64)), -1).any(axis=1)
     differ_at = np.flatnonzero(differ)
-    counts = np.bincount(targets, minlength=differ.shape[0]) if targets.size else np.zeros(differ.shape[0], int)
+    counts = np.bincount(targets, minlength=differ.shape[0])
     duplicated = counts[differ_at] > 1
     nan_at = np.zeros(differ.shape[0], bool)
     if data.dtype.kind == "f":
@@ -638,16 +637,6 @@ def _judge(capture: Capture, targets: np.ndarray, slice_shape: tuple, reduction:
                                 f"a single update and no NaN (first: flat target {first})")
 
 
-def _elements(axis_of):
-    """The audit of a scatter of elements whose axis ``axis_of(node, inputs)`` gives."""
-    def audit(capture: Capture) -> Finding:
-        data, indices, updates = (np.asarray(a) for a in capture.inputs[:3])
-        targets = flat_targets(data.shape, indices, axis_of(capture.node, capture.inputs))
-        return _judge(capture, targets, (), attribute(capture.node, "reduction", "none"), updates)
-
-    return audit
-
-
 def _scatter_nd(capture: Capture) -> Finding:
     data, indices, updates = (np.asarray(a) for a in capture.inputs[:3])
     q = indices.shape[-1]
@@ -655,7 +644,14 @@ def _scatter_nd(capture: Capture) -> Finding:
                   updates)
 
 
-def _check_indices(axis_of):
+def _elements(axis_of) -> Audit:
+    """The audit of a scatter of elements whose axis ``axis_of(node, inputs)`` gives, with its
+    precheck of the indices."""
+    def audit(capture: Capture) -> Finding:
+        data, indices, updates = (np.asarray(a) for a in capture.inputs[:3])
+        targets = flat_targets(data.shape, indices, axis_of(capture.node, capture.inputs))
+        return _judge(capture, targets, (), attribute(capture.node, "reduction", "none"), updates)
+
     def precheck(node, inputs) -> Finding | None:
         data, indices = inputs[0], inputs[1]
         if data is None or indices is None or not np.asarray(indices).size:
@@ -670,7 +666,7 @@ def _check_indices(axis_of):
                            f"index {low if low < -dim else high} is outside [{-dim}, {dim - 1}] for axis {axis}")
         return None
 
-    return precheck
+    return Audit(audit, precheck=precheck)
 
 
 def _check_nd(node, inputs) -> Finding | None:
@@ -694,7 +690,7 @@ def _input_axis(node, inputs) -> int | None:
 
 
 AUDITS = {
-    ("", "ScatterElements"): Audit(_elements(_attribute_axis), precheck=_check_indices(_attribute_axis)),
+    ("", "ScatterElements"): _elements(_attribute_axis),
     ("", "ScatterND"): Audit(_scatter_nd, precheck=_check_nd),
-    (OPENVINO_DOMAIN, "ScatterElementsUpdate"): Audit(_elements(_input_axis), precheck=_check_indices(_input_axis)),
+    (OPENVINO_DOMAIN, "ScatterElementsUpdate"): _elements(_input_axis),
 }

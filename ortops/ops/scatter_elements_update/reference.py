@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -203,17 +204,10 @@ def _float_max(result: float, operand: float) -> float:
     return operand if operand > result else result
 
 
+_INTEGER = {"sum": operator.add, "prod": operator.mul, "min": min, "max": max}
 _COMBINE = {
-    # Integers: exact Python ints, wrapped after every step by _reduce.
-    "i": {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b, "min": min, "max": max},
-    "u": {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b, "min": min, "max": max},
-    # Floats: Python floats are float64.
-    "f": {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b, "min": _float_min, "max": _float_max},
-    # bool: sum is OR, prod is AND (spec); min is AND, max is OR.
-    "b": {
-        "sum": lambda a, b: a or b,
-        "prod": lambda a, b: a and b,
-        "min": lambda a, b: a and b,
-        "max": lambda a, b: a or b,
-    },
+    "i": _INTEGER,  # exact Python ints, wrapped after every step by _reduce
+    "u": _INTEGER,
+    "f": {"sum": operator.add, "prod": operator.mul, "min": _float_min, "max": _float_max},  # Python floats: float64
+    "b": {"sum": operator.or_, "prod": operator.and_, "min": operator.and_, "max": operator.or_},  # sum OR, prod AND
 }
