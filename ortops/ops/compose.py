@@ -42,9 +42,6 @@ def no_nan(b, x: str) -> str:
     return b.add("Not", [b.add("IsNaN", [b.reduce("ReduceSum", x)])])
 
 
-_KEYS: dict[int, str] = {}
-
-
 def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.float32, *, by_index: bool = False,
            k_static: int | None = None, rank: int | None = None, integer=None) -> tuple[str, str]:
     """(values, int64 indices) of the first k of a stable sort of ``key`` along ``axis``

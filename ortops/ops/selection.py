@@ -44,12 +44,6 @@ def _valid(row, idx, vals, k, largest) -> bool:
     return valid_selection(row, 0, vals, idx, order[:k])
 
 
-def _stable_choice(row, k, largest) -> np.ndarray:
-    """The indices a stable selection takes, in order: among equal values, the lower index first."""
-    keys = -row if largest else row
-    return np.argsort(keys, kind="stable")[:k]
-
-
 def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tuple[np.ndarray, np.ndarray]],
                     runtimes: Sequence[str], *, ordered: str = "value", what: str = "k-th", other_data=None,
                     atol: float = 0.0, rtol: float = 0.0) -> Finding:
@@ -97,8 +91,8 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
         if bad:
             invalid.append((s, bad[0]))
             continue
+        stable = np.argsort(-row if largest else row, kind="stable")[:k]  # among equal values, the lower index first
         for name, (_, idx) in zip(runtimes, per):
-            stable = _stable_choice(row, k, largest)
             if (np.array_equal(idx[s], stable) if ordered == "value"
                     else np.array_equal(np.sort(idx[s]), np.sort(stable))):
                 lower[name] += 1
