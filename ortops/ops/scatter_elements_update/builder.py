@@ -50,6 +50,12 @@ ONNX_REDUCTION = {"none": "none", "sum": "add", "prod": "mul", "min": "min", "ma
 #: Default-domain opset of :func:`scatter_mean_composition` (ScatterElements-18 for min/max).
 COMPOSITION_OPSET = 18
 
+def _inputs(data_type: int, rank: int, indices_type: int) -> list:
+    """The graph inputs ``data``, ``indices`` and ``updates`` (indices and updates share one symbolic shape)."""
+    return [("data", data_type, dims(rank)), ("indices", indices_type, dims(rank, "n")),
+            ("updates", data_type, dims(rank, "n"))]
+
+
 def scatter_elements_update(data: str, indices: str, updates: str, axis: str, *, reduction: str = "none",
                             use_init_val: int = 1, output: str = "output", name: str = "") -> onnx.NodeProto:
     """``ortops.openvino::ScatterElementsUpdate`` node (OpenVINO ScatterElementsUpdate-12).
@@ -133,12 +139,8 @@ def scatter_elements_update_model(data_type: int, rank: int, *, reduction: str =
     """
     node = scatter_elements_update("data", "indices", "updates", "axis", reduction=reduction,
                                    use_init_val=use_init_val, name="scatter_elements_update")
-    return make_model(
-        [node],
-        [("data", data_type, dims(rank)), ("indices", indices_type, dims(rank, "n")),
-         ("updates", data_type, dims(rank, "n")), ("axis", axis_type, list(axis_shape))],
-        [("output", data_type, dims(rank))],
-    )
+    return make_model([node], [*_inputs(data_type, rank, indices_type), ("axis", axis_type, list(axis_shape))],
+                      [("output", data_type, dims(rank))])
 
 
 def onnx_scatter_elements_model(version: int, data_type: int, rank: int, *, axis: int = 0, reduction: str = "none",
@@ -149,13 +151,8 @@ def onnx_scatter_elements_model(version: int, data_type: int, rank: int, *, axis
     """
     node = onnx_scatter_elements(version, "data", "indices", "updates", axis=axis, reduction=reduction,
                                  name=f"onnx_scatter_elements_{version}")
-    return make_model(
-        [node],
-        [("data", data_type, dims(rank)), ("indices", indices_type, dims(rank, "n")),
-         ("updates", data_type, dims(rank, "n"))],
-        [("output", data_type, dims(rank))],
-        onnx_opset=SCATTER_ELEMENTS_VERSIONS[version],
-    )
+    return make_model([node], _inputs(data_type, rank, indices_type), [("output", data_type, dims(rank))],
+                      onnx_opset=SCATTER_ELEMENTS_VERSIONS[version])
 
 
 def scatter_elements_update_side_by_side(version: int, data_type: int, rank: int, *, axis: int,
@@ -193,14 +190,9 @@ def scatter_elements_update_side_by_side(version: int, data_type: int, rank: int
     nodes.append(onnx_scatter_elements(version, "data", standard_indices, "updates", axis=axis,
                                        reduction=ONNX_REDUCTION[reduction], output="onnx_output",
                                        name=f"onnx_scatter_elements_{version}"))
-    return make_model(
-        nodes,
-        [("data", data_type, dims(rank)), ("indices", indices_type, dims(rank, "n")),
-         ("updates", data_type, dims(rank, "n"))],
-        [("output", data_type, dims(rank)), ("onnx_output", data_type, dims(rank))],
-        onnx_opset=SCATTER_ELEMENTS_VERSIONS[version],
-        initializers=[axis_init],
-    )
+    return make_model(nodes, _inputs(data_type, rank, indices_type),
+                      [("output", data_type, dims(rank)), ("onnx_output", data_type, dims(rank))],
+                      onnx_opset=SCATTER_ELEMENTS_VERSIONS[version], initializers=[axis_init])
 
 
 def _constant_value(elem_type: int, value) -> onnx.TensorProto:
@@ -338,10 +330,5 @@ def scatter_mean_composition(data_type: int, rank: int, *, axis: int, reduction:
             add("Cast", [mean], "output", to=data_type)
         else:
             nodes.append(helper.make_node("Identity", [mean], ["output"], name="output"))
-    return make_model(
-        nodes,
-        [("data", data_type, dims(rank)), ("indices", indices_type, dims(rank, "n")),
-         ("updates", data_type, dims(rank, "n"))],
-        [("output", data_type, dims(rank))],
-        onnx_opset=COMPOSITION_OPSET,
-    )
+    return make_model(nodes, _inputs(data_type, rank, indices_type), [("output", data_type, dims(rank))],
+                      onnx_opset=COMPOSITION_OPSET)
