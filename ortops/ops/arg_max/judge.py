@@ -185,10 +185,9 @@ def _onnx_slice_check(case: Case) -> Check:
         ours[position] = got
         if got == int(want[position]):
             agree += 1
-        elif not spec["select_last_index"] and np.count_nonzero(row == row.max()) > 1:
-            tied.append(f"slice {position}: {row.tolist()} -> ortops {got}, ONNX {int(want[position])}")
-        else:
-            wrong.append(f"slice {position}: {row.tolist()} -> ortops {got}, ONNX {int(want[position])}")
+            continue
+        line = f"slice {position}: {row.tolist()} -> ortops {got}, ONNX {int(want[position])}"
+        (tied if not spec["select_last_index"] and np.count_nonzero(row == row.max()) > 1 else wrong).append(line)
     oracle = f"{case.expected_from} (per slice along axis {spec['axis']})"
     summary = f"{agree} of {want.size} slices agree"
     diff = difference("index of each slice's maximum", ours, want, right=oracle)

@@ -66,16 +66,14 @@ def scatter_elements_update(data, indices, updates, axis, *, reduction="none", u
 
 def _compute(flat_data, values, chunks, reduction, use_init_val) -> np.ndarray:
     if reduction == "none":
-        result = _none(flat_data, values, chunks)
-    elif flat_data.dtype == np.bool_:
-        result = _bool(flat_data, values, chunks, reduction, use_init_val)
-    elif reduction == "mean":
-        result = _mean(flat_data, values, chunks, use_init_val)
-    elif flat_data.dtype.kind == "f" and reduction in ("min", "max"):
-        result = _float_min_max(flat_data, values, chunks, reduction, use_init_val)
-    else:
-        result = _fold(flat_data, values, chunks, reduction, use_init_val)
-    return result
+        return _none(flat_data, values, chunks)
+    if flat_data.dtype == np.bool_:
+        return _bool(flat_data, values, chunks, reduction, use_init_val)
+    if reduction == "mean":
+        return _mean(flat_data, values, chunks, use_init_val)
+    if flat_data.dtype.kind == "f" and reduction in ("min", "max"):
+        return _float_min_max(flat_data, values, chunks, reduction, use_init_val)
+    return _fold(flat_data, values, chunks, reduction, use_init_val)
 
 
 class _TargetChunks:

@@ -109,14 +109,13 @@ def _builtin_checks(case: Case, version: int, got) -> list[Check]:
                       topic="uint64" if data.dtype == np.uint64 else None)]
     if not (same(values, got[0]) and same(indices, got[1])):
         return [Check(oracle, "unexplained", "ortops gave a different answer in the side-by-side model")]
+    builtin = (b_values, b_indices)
     if attrs["sort"] == "index":
         order = np.argsort(b_indices, axis=attrs["axis"], kind="stable")
-        b_values = np.take_along_axis(b_values, order, axis=attrs["axis"])
-        b_indices = np.take_along_axis(b_indices, order, axis=attrs["axis"])
-    checks = [_versus(oracle, case, got, (b_values, b_indices), order_defined=_order_defined(attrs))]
+        builtin = tuple(np.take_along_axis(b, order, axis=attrs["axis"]) for b in builtin)
+    checks = [_versus(oracle, case, got, builtin, order_defined=_order_defined(attrs))]
     if case.expected is not None:
         want = (case.expected["values"], case.expected["indices"])
-        builtin = (b_values, b_indices)
         checks.append(_versus(f"{oracle} vs {case.expected_from}", case, builtin, want,
                               order_defined=_order_defined(attrs), left=oracle))
     return checks
@@ -134,18 +133,17 @@ def _judge_error(case: Case, error: OpError) -> list[Check]:
         checks.append(Check("ortops", "unexplained", "the reference raises OpError, ortops returned a result",
                             detail=str(error)))
     for version in case.onnx_versions:
+        oracle = f"onnxruntime TopK-{version}"
         model = onnx_top_k_model(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=attrs["axis"],
                                  largest=int(attrs["mode"] == "max"))
         try:
             values, _ = plain_session(model).run(None, {"X": data, "K": k.astype(np.int64).reshape(1)})
         except Exception as exc:  # noqa: BLE001 - ORT's own rejection is the observation
-            checks.append(Check(f"onnxruntime TopK-{version}", "agree", detail=f"rejects: {str(exc)[:160]}"))
+            checks.append(Check(oracle, "agree", detail=f"rejects: {str(exc)[:160]}"))
         else:
-            checks.append(Check(f"onnxruntime TopK-{version}", "explained",
-                                f"k outside [1, dim] is undefined in OpenVINO TopK-11 and ortops raises OpError; "
-                                f"ORT's TopK-{version} returns a result", topic="k-range",
-                                difference=Difference.outcome("ortops", f"OpError: {error.detail}",
-                                                              f"onnxruntime TopK-{version}",
+            checks.append(Check(oracle, "explained", f"k outside [1, dim] is undefined in OpenVINO TopK-11 and ortops "
+                                f"raises OpError; ORT's TopK-{version} returns a result", topic="k-range",
+                                difference=Difference.outcome("ortops", f"OpError: {error.detail}", oracle,
                                                               f"values {preview(values)}")))
     return checks
 
