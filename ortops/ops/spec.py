@@ -132,9 +132,6 @@ class Variant:
     attrs: tuple[tuple[str, Any], ...]
     types: tuple[tuple[str, tuple[str, ...]], ...]
 
-    def matches(self, attrs: Mapping[str, Any]) -> bool:
-        return all(attrs.get(name) == value for name, value in self.attrs)
-
 
 class Deferred:
     """A callable that ``load()`` returns on first use (:meth:`resolve`): ``load`` is a small
@@ -246,8 +243,7 @@ class OpSpec:
         computation: a type of its :class:`TypeParam` that the bridge carries (float16/bfloat16
         are cast to the carrier type before the op runs)."""
         table = self.type_param(self.input_types[self.inputs.index(role)])
-        accepted = [dtypes.from_name(n) for n in table.types]
-        accepted = [t for t in accepted if t.bridge is not None]
+        accepted = [t for t in map(dtypes.from_name, table.types) if t.bridge is not None]
         if all(t.numpy != dtype for t in accepted):
             names = ", ".join(str(t.numpy) for t in accepted)
             raise OpError(self.op_type, f"input {role!r} has dtype {dtype}; it must be one of {names}", node_name,
@@ -305,7 +301,7 @@ class OpSpec:
 
     def variant(self, attrs: Mapping[str, Any]) -> Variant | None:
         """The bridge variant that carries a node with the parsed ``attrs`` (None: no variants)."""
-        return next((v for v in self.variants if v.matches(attrs)), None)
+        return next((v for v in self.variants if all(attrs.get(n) == value for n, value in v.attrs)), None)
 
     @property
     def qualified_name(self) -> str:
