@@ -118,8 +118,7 @@ def flat_targets(shape, indices, axis: int) -> np.ndarray:
     [-d, d-1] (negative ones count from the end)."""
     indices = np.asarray(indices)
     axis = axis + len(shape) if axis < 0 else axis
-    coords = list(np.indices(indices.shape, dtype=np.int64)) if indices.size else [
-        np.zeros(indices.shape, np.int64) for _ in range(indices.ndim)]
+    coords = list(np.indices(indices.shape, dtype=np.int64))
     coords[axis] = indices.astype(np.int64) % max(shape[axis], 1)
     return np.ravel_multi_index(coords, shape).reshape(-1)
 
@@ -258,11 +257,8 @@ def _builtin_versus(case: Case, oracle: str, got: np.ndarray, builtin: np.ndarra
 def _composition_checks(case: Case, got: np.ndarray) -> list[Check]:
     data = case.inputs["data"]
     reduction, use_init_val = case.attrs["reduction"], case.attrs["use_init_val"]
-    roundings = ["floor"]
-    if reduction == "mean" and data.dtype.kind == "i":
-        roundings.append("trunc")
     checks = []
-    for rounding in roundings:
+    for rounding in ("floor", "trunc") if reduction == "mean" and data.dtype.kind == "i" else ("floor",):
         oracle = "onnxruntime composition" + (" with plain integer Div" if rounding == "trunc" else "")
         feed, indices_type, note = _standard_feed(case)
         model = scatter_mean_composition(np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=_axis_value(case),
@@ -277,10 +273,8 @@ def _composition_checks(case: Case, got: np.ndarray) -> list[Check]:
             continue
         if same(got, output):
             checks.append(Check(oracle, "agree", detail=note))
-        elif rounding == "trunc":
-            checks.append(_explain_trunc(case, oracle, got, output))
         else:
-            checks.append(_explain(case, oracle, got, output))
+            checks.append((_explain_trunc if rounding == "trunc" else _explain)(case, oracle, got, output))
     return checks
 
 

@@ -79,10 +79,8 @@ def _versus(oracle, case, got, want, *, order_defined: bool, left: str = "ortops
         return Check(oracle, "agree")
     if not order_defined and valid_top_k(data, axis, attrs, w_values, w_indices, values):
         return Check(oracle, "agree")
-    if same(values, w_values):
-        diff = difference("indices", indices, w_indices, left=left, right=oracle)
-    else:
-        diff = difference("values", values, w_values, left=left, right=oracle)
+    output = ("indices", indices, w_indices) if same(values, w_values) else ("values", values, w_values)
+    diff = difference(*output, left=left, right=oracle)
     if has_nan(data):
         return Check(oracle, "explained", _NAN_NOTE, topic="nan", difference=diff)
     return Check(oracle, "unexplained", "results differ", difference=diff)
@@ -320,19 +318,15 @@ def _openvino_explain(case: Case, got, want, ov) -> Check | None:
     check = _explain_narrowing(case, got, ov)
     if check is not None:
         return check
-    diff = first_difference(TOP_K.outputs, got, want)
-    data = case.inputs["data"]
-    if not has_nan(data):
-        evidence = index_ties_evidence(case, got, want, ov)
-        if evidence:
-            return verdict("openvino", "explained", "ties", reason("ties", "openvino", case.op),
-                            f"{diff}; {evidence}; OpenVINO: {short(got)}")
+    if has_nan(case.inputs["data"]):  # the NaN row is every op's; sort=index picks its own equal values
+        topic, op = "nan", None
+        evidence = ov.nan_evidence(case, fallback=lambda c, g, w: index_ties_evidence(c, g, w, ov))
+    else:
+        topic, op, evidence = "ties", case.op, index_ties_evidence(case, got, want, ov)
+    if not evidence:
         return None
-    # sort=index picks its own equal values
-    evidence = ov.nan_evidence(case, fallback=lambda c, g, w: index_ties_evidence(c, g, w, ov))
-    if evidence:
-        return verdict("openvino", "explained", "nan", reason("nan", "openvino"), f"{diff}; {evidence}; OpenVINO: {short(got)}")
-    return None
+    return verdict("openvino", "explained", topic, reason(topic, "openvino", op),
+                   f"{first_difference(TOP_K.outputs, got, want)}; {evidence}; OpenVINO: {short(got)}")
 
 
 # --- the standalone lowering, run natively in OpenVINO ------------------------------------------
