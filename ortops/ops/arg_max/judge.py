@@ -73,11 +73,6 @@ def _nan_detail(data: np.ndarray, got: np.ndarray, builtin: np.ndarray) -> str:
             f"{_short(_indices(builtin).tolist())}")
 
 
-def _lower_index_first(flat: np.ndarray, topk: int) -> np.ndarray:
-    """TopK-11's documented order: value descending, the lower index first (no NaN)."""
-    return np.argsort(-flat, kind="stable")[:topk]
-
-
 def _boundary_tie(flat: np.ndarray, chosen: np.ndarray) -> bool:
     """Whether the k-th value also occurs among the elements not chosen."""
     kth = flat[chosen[-1]]
@@ -148,7 +143,7 @@ def _naive_check(case: Case, got: np.ndarray) -> Check:
     diff = difference("output", got, naive, right=NAIVE)
     flat = data.reshape(-1)
     ours, theirs = _indices(got), _indices(naive)
-    rule = _lower_index_first(flat, attrs["topk"])
+    rule = np.argsort(-flat, kind="stable")[:attrs["topk"]]  # TopK-11's order: the lower index first among equals
     if not np.array_equal(theirs, rule):
         return Check(NAIVE, "unexplained", "ORT's TopK-11 did not follow its lower-index-first tie rule",
                      detail=f"ORT indices {theirs.tolist()}, the rule gives {rule.tolist()}", difference=diff)
@@ -282,12 +277,6 @@ def _openvino_explain(case: Case, got, want, ov) -> Check | None:
 # --- the standalone lowering, run natively in OpenVINO ------------------------------------------
 
 
-def _selection(ranks: np.ndarray, topk: int) -> np.ndarray:
-    """ncnn's selection on ``ranks`` (flat): descending, the higher index first among equals."""
-    backwards = np.argsort(-ranks[::-1], kind="stable")[:topk]
-    return ranks.size - 1 - backwards
-
-
 def _explain_standalone(case: Case, got, want) -> Check | None:
     """The standalone lowering run in OpenVINO (:mod:`ortops.conformance.lowering`): an
     explained check (topic ``"ties"``) when OpenVINO's answer is another valid selection.
@@ -310,7 +299,7 @@ def _explain_standalone(case: Case, got, want) -> Check | None:
     if case.attrs.get("out_max_val", 0) and not bitwise_same(out[0], flat[indices].astype(out.dtype)):
         return None
     ranks = order_ranks(flat).astype(np.float64)
-    chosen, ours = ranks[indices], ranks[_selection(ranks, topk)]
+    chosen, ours = ranks[indices], np.sort(ranks)[::-1][:topk]  # the values ortops selects, whichever equal ones
     if not (np.array_equal(np.sort(chosen), np.sort(ours)) and np.all(np.diff(chosen) <= 0)):
         return None
     return Check("", "explained", reason("ties", "openvino-onnx", case.op),
