@@ -20,10 +20,6 @@ def _layers() -> SimpleNamespace:
                            lowering=lowering)
 
 
-def _session_path(attrs: dict, shapes: list, elem_types: list) -> str:
-    return _layers().lowering.session_path(attrs["topk"], shapes[0], elem_types[0])
-
-
 ARG_MAX = replace(_SPEC, reference=Deferred(lambda: _layers().reference),
                   kernel=Deferred(lambda: _layers().kernel), openvino=Deferred(lambda: _layers().openvino),
-                  lowering=lambda: _layers().lowering, session_path=_session_path)
+                  lowering=lambda: _layers().lowering, session_path=Deferred(lambda: _layers().lowering.session_path))

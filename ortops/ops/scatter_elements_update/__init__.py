@@ -21,11 +21,7 @@ def _layers() -> SimpleNamespace:
                            openvino=openvino.convert, lowering=lowering)
 
 
-def _session_path(attrs: dict, shapes: list, elem_types: list) -> str:
-    return _layers().lowering.session_path(shapes[0], shapes[2])
-
-
 SCATTER_ELEMENTS_UPDATE = replace(_SPEC, reference=Deferred(lambda: _layers().reference),
                                   kernel=Deferred(lambda: _layers().kernel),
                                   openvino=Deferred(lambda: _layers().openvino), lowering=lambda: _layers().lowering,
-                                  session_path=_session_path)
+                                  session_path=Deferred(lambda: _layers().lowering.session_path))

@@ -117,9 +117,6 @@ class _TargetChunks:
         step = max(1, CHUNK)
         return [(r, r + 1, c, min(c + step, self.cols)) for r in range(self.rows) for c in range(0, self.cols, step)]
 
-    def __iter__(self) -> Iterator[tuple[np.ndarray, slice]]:
-        return self.iterate()
-
     def iterate(self, reverse: bool = False) -> Iterator[tuple[np.ndarray, slice]]:
         """Yield ``(targets, where)``: int64 flat targets of one chunk and the slice of the
         flattened ``indices`` they belong to. ``targets`` is a reused buffer; along axis 0 a
@@ -137,6 +134,8 @@ class _TargetChunks:
             if self.trail is not None:
                 block += self.trail[None, c0:c1]
             yield block.reshape(-1), slice(r0 * self.cols + c0, (r1 - 1) * self.cols + c1)
+
+    __iter__ = iterate
 
 
 def _offsets(ishape, strides, axis) -> np.ndarray | None:

@@ -81,7 +81,10 @@ def scatter_elements_update(
     """
     data, indices, updates = np.asarray(data), np.asarray(indices), np.asarray(updates)
     attrs = SCATTER_ELEMENTS_UPDATE.parse_attributes({"reduction": reduction, "use_init_val": use_init_val})
-    _check_dtypes(data.dtype, updates.dtype)
+    SCATTER_ELEMENTS_UPDATE.check_dtype("data", data.dtype)
+    if updates.dtype != data.dtype:
+        raise OpError(SCATTER_ELEMENTS_UPDATE.op_type, f"input 'updates' has dtype {updates.dtype}; it must equal the "
+                      f"dtype of data {data.dtype}", kind="dtype")
     axis = _validate(data, indices, updates, np.asarray(axis), attrs["reduction"])
     return _scatter_elements_update(data, indices, updates, axis, attrs["reduction"], attrs["use_init_val"])
 
@@ -123,13 +126,6 @@ def _validate(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: 
                                             "empty because the axis has length 0")
              + f" for axis {value} of data shape {data.shape}", "index_range")
     return value
-
-
-def _check_dtypes(data_dtype: np.dtype, updates_dtype: np.dtype) -> None:
-    SCATTER_ELEMENTS_UPDATE.check_dtype("data", data_dtype)
-    if updates_dtype != data_dtype:
-        raise OpError(SCATTER_ELEMENTS_UPDATE.op_type, f"input 'updates' has dtype {updates_dtype}; it must equal the "
-                      f"dtype of data {data_dtype}", kind="dtype")
 
 
 def _scatter_elements_update(
