@@ -89,8 +89,6 @@ def short(arrays, *, threshold: int = 12, edgeitems: int = 3) -> str:
         return "; ".join(np.array2string(np.asarray(a), separator=",").replace("\n", "") for a in arrays)
 
 
-
-
 def order_ranks(data: np.ndarray) -> np.ndarray:
     """``data`` replaced by its ranks in ortops' total order (-inf < ... < +inf < NaN; -0.0 ==
     +0.0; all NaNs equal), as the same dtype: an input without NaN or inf on which ortops

@@ -124,7 +124,6 @@ def _conformance(args: argparse.Namespace) -> int:
 
     # On a pipe (a CI log) the terminal width means nothing: never wrap or cut a line there.
     console = plain_console.make_console()
-    out = pathlib.Path(args.out)
     problem = (_output_problem("--out", args.out, directory=True)
                or _output_problem("--save-cases", args.save_cases, directory=True)
                or _input_dir_problem("--from", args.from_dir))
@@ -132,8 +131,8 @@ def _conformance(args: argparse.Namespace) -> int:
         return _usage_error(console, problem)
     if args.min_cases is not None and args.min_cases < 1:
         return _usage_error(console, f"--min-cases {args.min_cases} must be at least 1")
-    oracles = _unique(args.oracle or [])
-    openvino = "openvino" in oracles
+    oracles = args.oracle or []
+    openvino, ncnn = "openvino" in oracles, "ncnn" in oracles
     if openvino:
         from .conformance import openvino_oracle
 
@@ -142,7 +141,6 @@ def _conformance(args: argparse.Namespace) -> int:
     if args.from_dir and not args.case:
         return _usage_error(console, "--from DIR reruns saved cases: name them with --case NAME")
 
-    ncnn = "ncnn" in oracles
     if ncnn:
         from .conformance import ncnn_oracle
 
@@ -162,7 +160,7 @@ def _conformance(args: argparse.Namespace) -> int:
                                      f"({'--min-cases' if args.min_cases else 'a run must judge at least one'}): {why}")
     results = conformance.run(cases, progress=not args.no_progress, openvino=openvino, ncnn=ncnn)
     seconds = time.perf_counter() - start
-    json_path, md_path = conformance.write_reports(results, out, notes, seconds)
+    json_path, md_path = conformance.write_reports(results, pathlib.Path(args.out), notes, seconds)
     if args.save_cases:
         from .conformance import saved
 
@@ -198,17 +196,14 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         tolerances = parse_tolerances(atol=args.atol, rtol=args.rtol, check_error_stat=args.check_error_stat,
                                       error_quantile=args.error_quantile)
-    except ToleranceError as exc:
+        dims = inputs_mod.parse_dims(args.dim)
+    except (ToleranceError, compare_mod.InputError) as exc:
         return fail(str(exc))
     if args.timeout is not None and args.timeout <= 0:
         return fail(f"--timeout {args.timeout} must be > 0 seconds")
     if args.inputs is not None and (args.seed is not None or args.ties):
         return fail("--inputs gives the inputs: --seed and --ties only apply to generated inputs")
     runtimes = _unique(args.runtimes)
-    try:
-        dims = inputs_mod.parse_dims(args.dim)
-    except compare_mod.InputError as exc:
-        return fail(str(exc))
     steps = [*runtimes, "compare", "causal"]
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, disable=args.no_progress or report_console.is_plain(),
@@ -249,29 +244,28 @@ def _lower(args: argparse.Namespace) -> int:
     from .errors import OpError
     from .lowering import lower
 
+    def fail(message: str, status: int = EXIT_USAGE) -> int:
+        print(f"ortops lower: {message}", file=sys.stderr)
+        return status
+
     problem = _output_problem("-o", args.output, directory=False)
     if problem:
-        print(f"ortops lower: {problem}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(problem)
     try:
         model = onnx.load(args.model)
     except Exception as exc:  # noqa: BLE001 - a file that is missing or not a model
-        print(f"ortops lower: cannot read {args.model}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(f"cannot read {args.model}: {exc}")
     try:
         lowered, report = lower(model, fallback="none" if args.standalone else "pyop", standard=args.standard)
     except OpError as exc:
-        print(f"ortops lower: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(str(exc))
     except ValueError as exc:  # --standalone and a node without an exact composition
-        print(f"ortops lower: {exc}", file=sys.stderr)
-        return EXIT_UNEXPLAINED
+        return fail(str(exc), EXIT_UNEXPLAINED)
     out = pathlib.Path(args.output)
     try:
         onnx.save(lowered, out)
     except OSError as exc:  # e.g. the disk is full, or the folder went away meanwhile
-        print(f"ortops lower: -o {out} cannot be written: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(f"-o {out} cannot be written: {exc.strerror or exc}")
     for line in report.lines():
         print(line)
     kind = "standalone (no ortops node left)" if report.standalone else "guarded (ortops needed to run it)"
@@ -288,12 +282,9 @@ def _install_oracle(args: argparse.Namespace) -> int:
     try:
         ncnn_build.install(sdist=args.sdist, build_dir=args.build_dir, jobs=args.jobs,
                            log=functools.partial(print, flush=True))
-    except ncnn_build.MissingTools as exc:
+    except (ncnn_build.MissingTools, ncnn_build.BuildError) as exc:
         print(f"ortops install-oracle: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except ncnn_build.BuildError as exc:
-        print(f"ortops install-oracle: {exc}", file=sys.stderr)
-        return EXIT_UNEXPLAINED
+        return EXIT_USAGE if isinstance(exc, ncnn_build.MissingTools) else EXIT_UNEXPLAINED
     return EXIT_OK
 
 

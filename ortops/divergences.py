@@ -112,15 +112,12 @@ def divergence(topic_key: str, runtime: str, op: str | None = None) -> Divergenc
     raise KeyError(f"no known divergence {topic_key!r} of {runtime} for {op or 'any op'}")
 
 
-_RAISE = object()
-
-
-def reason(topic_key: str, runtime: str, op: str | None = None, default=_RAISE) -> str:
+def reason(topic_key: str, runtime: str, op: str | None = None, default: str | None = None) -> str:
     """The reason of :func:`divergence`, as the report shows it; ``default`` where there is no row
     (KeyError without one)."""
     try:
         return divergence(topic_key, runtime, op).reason
     except KeyError:
-        if default is _RAISE:
+        if default is None:
             raise
         return default

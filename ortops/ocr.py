@@ -19,6 +19,7 @@ classes 1..6623 the lines of ``metadata_props["character"]``, class 6624 a space
 
 from __future__ import annotations
 
+import bisect
 import functools
 import importlib.util
 import pathlib
@@ -142,15 +143,6 @@ def load_model() -> onnx.ModelProto:
     return onnx.load(model_path())
 
 
-def _num_classes(model: onnx.ModelProto) -> int:
-    """The static size of the last axis of the model's first output."""
-    output = model.graph.output[0]
-    dims = output.type.tensor_type.shape.dim
-    if not dims or not dims[-1].HasField("dim_value"):
-        raise ValueError(f"output {output.name!r} has no static class axis: {[str(d).strip() for d in dims]}")
-    return int(dims[-1].dim_value)
-
-
 def characters(model: onnx.ModelProto) -> list[str]:
     """The character of every output class of the recogniser.
 
@@ -183,7 +175,11 @@ def characters(model: onnx.ModelProto) -> list[str]:
     if lines and lines[-1] == "":  # a trailing newline ends the last line; it adds no class
         lines.pop()
     chars = [BLANK_PLACEHOLDER, *lines, " "]
-    num_classes = _num_classes(model)
+    output = model.graph.output[0]
+    dims = output.type.tensor_type.shape.dim
+    if not dims or not dims[-1].HasField("dim_value"):
+        raise ValueError(f"output {output.name!r} has no static class axis: {[str(d).strip() for d in dims]}")
+    num_classes = dims[-1].dim_value
     if len(chars) != num_classes:
         raise ValueError(
             f"the model has {num_classes} classes but its metadata gives {len(lines)} characters; "
@@ -201,12 +197,11 @@ def _font_source() -> tuple[str | None, str]:
     path, matplotlib's bundled copy, else Pillow's default."""
     from PIL import ImageFont
 
-    candidates: list[str] = [_FONT_NAME, str(_SYSTEM_FONT)]
     matplotlib = importlib.util.find_spec("matplotlib")
-    if matplotlib is not None and matplotlib.submodule_search_locations:
-        # matplotlib.get_data_path() is <package>/mpl-data; found without importing matplotlib.
-        for location in matplotlib.submodule_search_locations:
-            candidates.append(str(pathlib.Path(location) / "mpl-data" / "fonts" / "ttf" / _FONT_NAME))
+    # matplotlib.get_data_path() is <package>/mpl-data; found without importing matplotlib.
+    bundled = matplotlib.submodule_search_locations if matplotlib else None
+    candidates = [_FONT_NAME, str(_SYSTEM_FONT),
+                  *(str(pathlib.Path(place, "mpl-data", "fonts", "ttf", _FONT_NAME)) for place in bundled or ())]
     for candidate in candidates:
         try:
             font = ImageFont.truetype(candidate, 10)
@@ -214,21 +209,11 @@ def _font_source() -> tuple[str | None, str]:
             continue
         family, style = font.getname()
         return candidate, f"{family} {style} ({font.path})"
-    default = _default_font(10)
+    default = ImageFont.load_default(size=10)
     if isinstance(default, ImageFont.FreeTypeFont):
         family, style = default.getname()
         return None, f"{family} {style} (Pillow's default font; DejaVu Sans was not found)"
     return None, "Pillow's bitmap default font (DejaVu Sans was not found; FreeType is unavailable)"
-
-
-def _default_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    """Pillow's own font at ``size`` (Pillow >= 10.1), or its fixed-size bitmap font before that."""
-    from PIL import ImageFont
-
-    try:
-        return ImageFont.load_default(size=size)
-    except TypeError:  # Pillow 10.0 has no size parameter
-        return ImageFont.load_default()
 
 
 def font_description() -> str:
@@ -250,24 +235,19 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     from PIL import ImageFont
 
     source = _font_source()[0]
-    if source is None:
-        return _default_font(size)
-    return ImageFont.truetype(source, size)
+    return ImageFont.load_default(size=size) if source is None else ImageFont.truetype(source, size)
 
 
-def _check_canvas(width: int, height: int) -> None:
+def _check(text: str, width: int, height: int) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"text={text!r} must be a str")
+    if not text.strip():
+        raise ValueError(f"text={text!r} has nothing to draw")
     for name, value in (("width", width), ("height", height)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"{name}={value!r} must be an int")
         if value <= 2 * MARGIN:
             raise ValueError(f"{name}={value} must be above {2 * MARGIN} (twice the margin of {MARGIN} px)")
-
-
-def _check_text(text: str) -> None:
-    if not isinstance(text, str):
-        raise TypeError(f"text={text!r} must be a str")
-    if not text.strip():
-        raise ValueError(f"text={text!r} has nothing to draw")
 
 
 def fit_font_size(text: str = DEFAULT_TEXT, width: int = 320, height: int = 48) -> int:
@@ -294,8 +274,7 @@ def fit_font_size(text: str = DEFAULT_TEXT, width: int = 320, height: int = 48) 
         If ``text`` is blank, ``width`` or ``height`` is at most twice the margin, or the text
         does not fit even at size 1.
     """
-    _check_text(text)
-    _check_canvas(width, height)
+    _check(text, width, height)
     return _fit_font_size(text, width, height)
 
 
@@ -303,20 +282,15 @@ def _fit_font_size(text: str, width: int, height: int) -> int:
     """Binary search over sizes in [1, 4 * height] (the ink of ``"ace"`` is much smaller than its size)."""
     room_x, room_y = width - 2 * MARGIN, height - 2 * MARGIN
 
-    def fits(size: int) -> bool:
+    def too_big(size: int) -> bool:
         left, top, right, bottom = _font(size).getbbox(text)
-        return right - left <= room_x and bottom - top <= room_y
+        return right - left > room_x or bottom - top > room_y
 
-    if not fits(1):
+    sizes = range(1, 4 * height + 1)
+    fitting = bisect.bisect_left(sizes, True, key=too_big)  # the sizes that fit come first
+    if not fitting:
         raise ValueError(f"text={text!r} does not fit in width={width}, height={height} even at font size 1")
-    low, high = 1, 4 * height  # fits(low) holds
-    while low < high:
-        middle = (low + high + 1) // 2
-        if fits(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    return sizes[fitting - 1]
 
 
 def render_text(
@@ -355,8 +329,7 @@ def render_text(
     """
     from PIL import Image, ImageDraw
 
-    _check_text(text)
-    _check_canvas(width, height)
+    _check(text, width, height)
     if size is None:
         size = _fit_font_size(text, width, height)
     elif isinstance(size, bool) or not isinstance(size, (int, np.integer)):

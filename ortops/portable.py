@@ -28,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-__all__ = ["PORTABLE", "PAIRWISE_MAX", "wide_int", "best", "pairwise", "positions", "prefiltered", "finite", "dim"]
+__all__ = ["PORTABLE", "PAIRWISE_MAX", "wide_int", "best", "pairwise", "positions", "prefiltered", "finite", "dim",
+           "with_axes"]
 
 #: Key types widened (exactly) before the selection, to the types every runtime compares,
 #: reduces and sorts (ORT's Greater/Equal/ReduceMin/TopK lack some small integer types).
@@ -39,6 +40,17 @@ PORTABLE = {TensorProto.INT8: TensorProto.INT32, TensorProto.UINT8: TensorProto.
 _INT64_MAX = np.iinfo(np.int64).max
 #: The longest static slice :func:`pairwise` is used on (n² comparisons; a dozen nodes).
 PAIRWISE_MAX = 64
+
+
+#: The default-domain opset from which each op takes its ``axes`` as an input, not an attribute.
+_AXES_INPUT = {"Squeeze": 13, "Unsqueeze": 13, "ReduceSum": 13, "ReduceMax": 18, "ReduceMin": 18}
+
+
+def with_axes(b, op_type: str, x: str, axes: list[int], **attrs) -> str:
+    """``op_type`` (:data:`_AXES_INPUT`) of ``x`` over ``axes``: an input or an attribute, by ``b.opset``."""
+    if b.opset >= _AXES_INPUT[op_type]:
+        return b.add(op_type, [x, b.const(np.array(axes, np.int64))], **attrs)
+    return b.add(op_type, [x], axes=axes, **attrs)
 
 
 def positions(b, x: str, axis: int) -> str:
@@ -167,9 +179,7 @@ def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int,
         # finite values: OpenVINO 2026.4's CPU ReduceMin of +inf alone is the largest finite
         # float, ReduceMax of -inf alone the lowest.
         values, _ = b.add("TopK", [finite, k], 2, axis=axis, largest=largest, sorted=0)
-        kth = b.add("ReduceMin" if largest else "ReduceMax", [values], axes=[axis], keepdims=1) if b.opset < 18 \
-            else b.add("ReduceMin" if largest else "ReduceMax", [values, b.const(np.array([axis], np.int64))],
-                       keepdims=1)
+        kth = with_axes(b, "ReduceMin" if largest else "ReduceMax", values, [axis], keepdims=1)
     else:  # the k-th best value, the last of the k sorted (order-free)
         values, _ = b.add("TopK", [finite, k], 2, axis=axis, largest=largest, sorted=1)
         kth = values if k_static == 1 else \
@@ -180,8 +190,7 @@ def _chosen(b, finite: str, is_nan: str | None, k: str, axis: int, largest: int,
     # it. In the prefilter (bounded) a ReduceSum, added, not subtracted: OpenVINO fused `k - sum`
     # wrongly (see _total), and the prefilter's tests run rank-3 inputs there.
     ahead = _total(b, b.cast(better, TensorProto.INT64), axis) if not bounded else \
-        b.add("ReduceSum", [b.cast(better, TensorProto.INT64), b.const(np.array([axis], np.int64))], keepdims=1) \
-        if b.opset >= 13 else b.add("ReduceSum", [b.cast(better, TensorProto.INT64)], axes=[axis], keepdims=1)
+        with_axes(b, "ReduceSum", b.cast(better, TensorProto.INT64), [axis], keepdims=1)
     if is_nan is None:
         rank = b.add("Add", [_count(b, equal, axis), ahead])  # the place among the k: below k is chosen
     else:  # among the equal (only +inf can be NaN's equal): NaN first for largest, last for smallest
@@ -227,22 +236,15 @@ def _blocks(b, key: str, n: int, block: int, rank: int, pad) -> str:
     return b.memo(("portable blocks", key, block), make)
 
 
-def _last_axis(b, op_type: str, x: str, rank: int) -> str:
-    """``op_type`` (a Reduce op) over axis ``rank`` of ``x``, not kept."""
-    if b.opset >= (13 if op_type == "ReduceSum" else 18):
-        return b.add(op_type, [x, b.const(np.array([rank], np.int64))], keepdims=0)
-    return b.add(op_type, [x], axes=[rank], keepdims=0)
-
-
 def finite(b, key: str, n: int, block: int, rank: int, pad) -> str:
     """True when ``key`` (a float tensor) holds neither NaN nor an infinity (its sum, by blocks,
     is finite; an overflowing sum also says no, which only costs the slower path): the
     condition under which :func:`prefiltered` is exact in every runtime. A padded ``key`` is
     summed per slice (its padding is infinite)."""
     if -(-n // block) * block == n:
-        sums = _last_axis(b, "ReduceSum", _blocks(b, key, n, block, rank, pad), rank)
+        sums = with_axes(b, "ReduceSum", _blocks(b, key, n, block, rank, pad), [rank], keepdims=0)
     else:
-        sums = _last_axis(b, "ReduceSum", key, rank - 1)
+        sums = with_axes(b, "ReduceSum", key, [rank - 1], keepdims=0)
     total = b.reduce("ReduceSum", sums)
     return b.add("Not", [b.add("Or", [b.add("IsNaN", [total]), b.add("IsInf", [total])])])
 
@@ -268,12 +270,11 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
     the largest), which would tie a real one; with a real element in every block it is exact."""
     axis, m = rank - 1, -(-n // block)
     x = _blocks(b, key, n, block, rank, pad)
-    maxima = _last_axis(b, "ReduceMax" if largest else "ReduceMin", x, rank)
+    maxima = with_axes(b, "ReduceMax" if largest else "ReduceMin", x, [rank], keepdims=0)
     kk = b.const(np.array([k], np.int64))
 
     def candidates(b, chosen):  # the chosen blocks' elements, [..., k * block]
-        index = b.add("Unsqueeze", [chosen, b.const(np.array([-1], np.int64))]) if b.opset >= 13 \
-            else b.add("Unsqueeze", [chosen], axes=[-1])
+        index = with_axes(b, "Unsqueeze", chosen, [-1])
         return b.add("Reshape", [b.add("GatherND", [x, index], batch_dims=axis),
                                  b.const(np.array([0] * axis + [k * block], np.int64))])
 
@@ -323,9 +324,7 @@ def pairwise(b, key: str, k: str, n: int, rank: int, largest: int, *, nan: bool,
     over it has distinct keys. Fewer nodes than :func:`best` (for tiny inputs, where each node's
     cost counts); ``nan``: NaN may occur and ranks above +inf; ``integer`` as for :func:`best`."""
     def unsqueeze(x, axis):
-        if b.opset >= 13:
-            return b.add("Unsqueeze", [x, b.const(np.array([axis], np.int64))])
-        return b.add("Unsqueeze", [x], axes=[axis])
+        return with_axes(b, "Unsqueeze", x, [axis])
 
     compare = "Greater" if largest else "Less"
     earlier = b.const(np.tril(np.ones((n, n), bool), -1))  # [i, j]: j < i
@@ -344,8 +343,7 @@ def pairwise(b, key: str, k: str, n: int, rank: int, largest: int, *, nan: bool,
         equal = b.add("And", [equal, b.add("Equal", [nan_theirs, nan_mine])])
     before = b.add("Or", [better, b.add("And", [equal, earlier])])
     place = _total(b, b.cast(before, TensorProto.INT64), rank)  # [..., n, 1] (see _total)
-    place = b.add("Squeeze", [place, b.const(np.array([rank], np.int64))]) if b.opset >= 13 else \
-        b.add("Squeeze", [place], axes=[rank])
+    place = with_axes(b, "Squeeze", place, [rank])
     if by_index:
         position = positions(b, key, rank - 1)
         place = b.add("Where", [b.add("Less", [place, k]), position,

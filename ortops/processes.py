@@ -80,11 +80,9 @@ class Worker:
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT):
         self.timeout = timeout
-        self._process = None
-        self._pipe = None
-        self._stderr = None
+        self._process = self._pipe = self._stderr = None
 
-    def _start(self):
+    def _start(self) -> None:
         self._stderr = tempfile.NamedTemporaryFile(prefix="ortops-child-", suffix=".stderr")
         if _FORKSERVER:  # the fork server is global: name what it preloads before it starts
             _CONTEXT.set_forkserver_preload(_PRELOAD)
@@ -93,14 +91,11 @@ class Worker:
         try:
             process.start()
         except BaseException:  # e.g. spawn refused (a script without a __main__ guard): its error stands
-            self._pipe.close()
-            self._stderr.close()
-            self._pipe = self._stderr = None
+            self._end()
             raise
         finally:
             theirs.close()
         self._process = process
-        return process
 
     def _stderr_since(self, offset: int) -> str:
         self._stderr.seek(offset)
@@ -129,9 +124,9 @@ class Worker:
             self._process.kill()
         self._process.join()
         crash = f"no answer within {self.timeout:g} s" if hung else describe_exit(self._process.exitcode)
-        stderr = self._stderr_since(offset)
+        outcome = Outcome(False, crash=crash, stderr=self._stderr_since(offset))
         self._end()
-        return Outcome(False, crash=crash, stderr=stderr)
+        return outcome
 
     def _end(self) -> None:
         self._pipe.close()
@@ -139,17 +134,13 @@ class Worker:
         self._process = self._pipe = self._stderr = None
 
     def close(self) -> None:
-        """End the child (it exits when its pipe closes)."""
-        if self._process is None:
-            return
-        process = self._process
-        self._pipe.close()
-        process.join(10)
-        if process.is_alive():
-            process.kill()
-            process.join()
-        self._stderr.close()
-        self._process = self._pipe = self._stderr = None
+        """End the child: it exits when its pipe closes, or is killed after 10 s."""
+        if self._process is not None:
+            self._pipe.close()
+            self._process.join(10)
+            self._process.kill()  # nothing when it has exited
+            self._process.join()
+            self._end()
 
     def __enter__(self) -> "Worker":
         return self

@@ -12,12 +12,11 @@ from __future__ import annotations
 import functools
 import importlib.util
 
+import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import helper
 
 from . import builder
-from .builder.schemas import SCHEMA_VERSION
-from .ops import OPENVINO_DOMAIN
 
 __all__ = ["available", "TEXTS", "TOP_K", "IN_GRAPH", "ocr_run", "line_name"]
 
@@ -46,22 +45,12 @@ def _extended_model() -> onnx.ModelProto:
 
     model = ocr.load_model()
     probs = model.graph.output[0].name
-    graph = model.graph
-    graph.initializer.append(helper.make_tensor("ortops_k", TensorProto.INT64, [1], [TOP_K]))
-    graph.node.extend([
+    return builder.append_nodes(model, [
         builder.top_k(probs, "ortops_k", **IN_GRAPH, outputs=("ortops_values", "ortops_indices"),
                       name="ortops_top_k"),
         helper.make_node("TopK", [probs, "ortops_k"], ["onnx_values", "onnx_indices"], axis=-1, largest=1,
                          sorted=1, name="onnx_top_k_11"),
-    ])
-    graph.output.extend([
-        helper.make_tensor_value_info("ortops_values", TensorProto.FLOAT, None),
-        helper.make_tensor_value_info("ortops_indices", TensorProto.INT64, None),
-        helper.make_tensor_value_info("onnx_values", TensorProto.FLOAT, None),
-        helper.make_tensor_value_info("onnx_indices", TensorProto.INT64, None),
-    ])
-    model.opset_import.append(helper.make_opsetid(OPENVINO_DOMAIN, SCHEMA_VERSION))
-    return model
+    ], initializers={"ortops_k": np.array([TOP_K], np.int64)})
 
 
 @functools.lru_cache(maxsize=None)

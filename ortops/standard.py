@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from .portable import PORTABLE, best, dim, wide_int
+from .portable import PORTABLE, best, dim, wide_int, with_axes
 
 __all__ = ["OP_TYPES", "OPSET", "NotRewritable", "module", "attributes", "raised"]
 
@@ -81,14 +81,23 @@ def _key(b, site) -> tuple[str, int]:
     return b.memo(("cast", data, widened), lambda: b.cast(data, widened)), widened
 
 
-def _prepare(site) -> int:
-    if site.elem_types[0] in (TensorProto.UINT64, TensorProto.BOOL, TensorProto.STRING):
-        raise NotRewritable(f"{TensorProto.DataType.Name(site.elem_types[0]).lower()} data: no exact composition "
-                             "(no runtime sorts or compares it in a wider type)")
-    rank, axis = site.ranks[0], site.attrs["axis"]
-    if not -rank <= axis < rank:
-        raise NotRewritable(f"axis={axis} is outside [-{rank}, {rank - 1}]")
-    return OPSET
+class _Rewrite:
+    """What the rewrites share: the same preparation, no hazard, one composition for both paths."""
+
+    def prepare(self, site) -> int:
+        if site.elem_types[0] in (TensorProto.UINT64, TensorProto.BOOL, TensorProto.STRING):
+            raise NotRewritable(f"{TensorProto.DataType.Name(site.elem_types[0]).lower()} data: no exact "
+                                "composition (no runtime sorts or compares it in a wider type)")
+        rank, axis = site.ranks[0], site.attrs["axis"]
+        if not -rank <= axis < rank:
+            raise NotRewritable(f"axis={axis} is outside [-{rank}, {rank - 1}]")
+        return OPSET
+
+    def hazards(self, b, site) -> list[str]:
+        return []
+
+    def fast(self, b, site) -> list[str]:
+        return self.exact(b, site)
 
 
 def _non_empty(b, site, axis: int) -> tuple[str, str]:
@@ -97,11 +106,8 @@ def _non_empty(b, site, axis: int) -> tuple[str, str]:
     return b.add("Greater", [n, b.const(np.array([0], np.int64))]), f"axis {axis} must not be empty"
 
 
-class _TopK:
+class _TopK(_Rewrite):
     """ONNX TopK (1, 10, 11, 24)."""
-
-    def prepare(self, site) -> int:
-        return _prepare(site)
 
     def _axis(self, site) -> int:
         return site.attrs["axis"] % site.ranks[0]
@@ -133,12 +139,6 @@ class _TopK:
                        "k must be a single integer in [0, data.shape[axis]]"))
         return result
 
-    def hazards(self, b, site) -> list[str]:
-        return []
-
-    def fast(self, b, site) -> list[str]:
-        return self.exact(b, site)
-
     def exact(self, b, site) -> list[str]:
         axis, attrs = self._axis(site), site.attrs
         key, elem = _key(b, site)
@@ -154,24 +154,15 @@ class _TopK:
         return [b.add("GatherElements", [site.node.input[0], indices], axis=axis), indices]
 
 
-class _Arg:
+class _Arg(_Rewrite):
     """ONNX ArgMax / ArgMin (1, 11, 12, 13): the first index of the best value, or the last
     with ``select_last_index=1``."""
 
     def __init__(self, largest: bool):
         self.largest = int(largest)
 
-    def prepare(self, site) -> int:
-        return _prepare(site)
-
     def checks(self, b, site) -> list[tuple[str, str]]:
         return [_non_empty(b, site, site.attrs["axis"] % site.ranks[0])]
-
-    def hazards(self, b, site) -> list[str]:
-        return []
-
-    def fast(self, b, site) -> list[str]:
-        return self.exact(b, site)
 
     def exact(self, b, site) -> list[str]:
         axis = site.attrs["axis"] % site.ranks[0]
@@ -185,7 +176,6 @@ class _Arg:
         if last:
             index = b.add("Sub", [b.add("Sub", [dim(b, key, axis), one]), index])
         if not site.attrs["keepdims"]:
-            index = b.add("Squeeze", [index, b.const(np.array([axis], np.int64))]) if b.opset >= 13 else \
-                b.add("Squeeze", [index], axes=[axis])
+            index = with_axes(b, "Squeeze", index, [axis])
         return [index]
 

@@ -207,6 +207,12 @@ class Check:
         if self.status != "agree" and not self.reason:
             raise ValueError(f"a {self.status!r} verdict from {self.oracle} needs a reason")
 
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (the ``checks`` of ``report.json`` and of a saved case)."""
+        return {"oracle": self.oracle, "family": self.family, "status": self.status, "reason": self.reason,
+                "detail": self.detail, "topic": self.topic,
+                "difference": self.difference.to_json() if self.difference else None}
+
 
 def verdict(oracle: str, status: str, topic: str | None, reason: str = "", detail: str = "",
             difference: Difference | None = None) -> Check:

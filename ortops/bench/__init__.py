@@ -19,9 +19,9 @@ import sys
 import time
 
 from . import creation
-from .cases import BUILT_INS, CONFIGS, OPS, Config, matrix
+from .cases import BUILT_INS, CONFIGS, OPS, Config, matrix, op_bench
 from .memory import run_memory
-from .plot import descriptions, plot_scaling, run_scaling
+from .plot import plot_scaling, run_scaling
 from .report import jsonable, machine, print_tables, row_json, version
 from .timing import Row, judge, run_case
 
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": seconds,
         "phase_seconds": phases,
         "rows": [row_json(row) for row in rows],
-        "scaling": {"description": descriptions(OPS), "series": scaling},
+        "scaling": {"description": {op: op_bench(op).SCALING for op in OPS}, "series": scaling},
         "memory": memory,
         "session_creation": creation_rows,
         "in_model": in_model,

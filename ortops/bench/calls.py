@@ -18,19 +18,15 @@ __all__ = ["BENCH_DOMAIN", "PATHS", "path_of", "timed_options", "inputs", "plain
 PATHS = {"ortops PyOp": "pyop", "ortops lowered": "lowered", "lowered standalone": "standalone"}
 
 
+_PATH_OF = {"ortops PyOp": "PyOp", "identity PyOp": "PyOp", "ortops lowered": "lowered", "lowered standalone": "lowered",
+            "ortops": "auto", "ORT Identity": "built-in", "built-in": "built-in", "openvino": "OpenVINO",
+            "reference": "NumPy"}
+
+
 def path_of(impl: str) -> str:
-    """The execution path of an implementation, for the table's ``path`` column."""
-    if impl in ("ortops PyOp", "identity PyOp"):
-        return "PyOp"
-    if impl in ("ortops lowered", "lowered standalone"):
-        return "lowered"
-    if impl == "ortops":
-        return "auto"
-    if impl.startswith("built-in") or impl == "ORT Identity":
-        return "built-in"
-    if impl.startswith("openvino"):
-        return "OpenVINO"
-    return "NumPy" if impl == "reference" else ""
+    """The execution path of an implementation (``built-in ...`` and ``openvino ...`` variants
+    included), for the table's ``path`` column."""
+    return _PATH_OF.get(impl, _PATH_OF.get(impl.split(" ", 1)[0], ""))
 
 
 def timed_options():
@@ -135,11 +131,9 @@ def make_call(op: str, impl: str, p: dict, feed: dict[str, np.ndarray]) -> Calla
     """A zero-argument function running ``impl`` on ``feed`` once and returning its outputs."""
     if op.endswith(" overhead"):
         op = p["op"]
-        if impl == "identity PyOp":
-            session, data = identity_session(), {"data": feed["data"].reshape(1, -1)}
-            return lambda: session.run(None, data)
-        if impl == "ORT Identity":
-            session, data = _ort_identity_session(), {"data": feed["data"].reshape(1, -1)}
+        if impl in ("identity PyOp", "ORT Identity"):
+            session = identity_session() if impl == "identity PyOp" else _ort_identity_session()
+            data = {"data": feed["data"].reshape(1, -1)}
             return lambda: session.run(None, data)
     if impl in PATHS:
         return _path_call(op, PATHS[impl], p, feed)

@@ -96,11 +96,10 @@ _PATH_IMPLS = ("ortops PyOp", "ortops lowered", "lowered standalone")
 
 
 def matrix(config: Config, ops, have_openvino: bool) -> list[Case]:
-    """The cases of the benchmark, with the implementations and targets of each."""
+    """The cases of the benchmark, with the implementations and targets of each (``ops`` in the
+    order of :data:`OPS`)."""
     cases: list[Case] = []
-    for op in OPS:
-        if op not in ops:
-            continue
+    for op in ops:
         limit = config.reference_limits[op]
 
         def reference(p, op=op, limit=limit) -> tuple[tuple[str, ...], list[str]]:

@@ -3,6 +3,7 @@ never share a high-water mark."""
 
 from __future__ import annotations
 
+import functools
 import sys
 
 from ..processes import call_once
@@ -40,23 +41,22 @@ def memory_child(op: str, impl: str, params: dict, runs: int) -> dict:
     ``VmHWM``, reset after set-up, where ``/proc`` has it (docs/performance.md), else ``ru_maxrss``."""
     import resource
 
+    def ru_maxrss() -> float:  # KiB on Linux, bytes on macOS
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 / 1024 if sys.platform == "darwin" else 1)
+
     call = make_call(op, impl, params, inputs(op, params))
-    ru_scale = 1 if sys.platform != "darwin" else 1 / 1024  # ru_maxrss: KiB on Linux, bytes on macOS
-    setup_peak = _proc_status_kib("VmHWM")
-    source = "VmHWM"
-    if setup_peak is None:
-        setup_peak, source = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * ru_scale, "ru_maxrss"
+    source = "ru_maxrss" if _proc_status_kib("VmHWM") is None else "VmHWM"
+    peak = ru_maxrss if source == "ru_maxrss" else functools.partial(_proc_status_kib, "VmHWM")
+    setup_peak = peak()
     rss_before_run = _proc_status_kib("VmRSS") or setup_peak
     reset = source == "VmHWM" and _reset_peak_rss()
     for _ in range(runs):
         call()
-    run_peak = _proc_status_kib("VmHWM") if source == "VmHWM" else \
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * ru_scale
+    run_peak = peak()
     return {
         "peak_kib": max(setup_peak, run_peak), "setup_peak_kib": setup_peak, "rss_before_run_kib": rss_before_run,
         "run_peak_kib": run_peak, "delta_kib": run_peak - (rss_before_run if reset else setup_peak),
-        "source": source, "peak_reset_after_setup": reset,
-        "ru_maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * ru_scale,
+        "source": source, "peak_reset_after_setup": reset, "ru_maxrss_kib": ru_maxrss(),
     }
 
 

@@ -10,12 +10,7 @@ from .cases import Config, elements, op_bench
 from .report import jsonable
 from .timing import time_interleaved
 
-__all__ = ["descriptions", "run_scaling", "plot_scaling"]
-
-
-def descriptions(ops) -> dict[str, str]:
-    """op -> what its scaling series times."""
-    return {op: op_bench(op).SCALING for op in ops}
+__all__ = ["run_scaling", "plot_scaling"]
 
 
 def run_scaling(ops, config: Config, rounds: int, adaptive: bool, status) -> dict[str, list[dict]]:

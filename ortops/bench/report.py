@@ -14,14 +14,11 @@ __all__ = ["jsonable", "version", "machine", "print_tables", "row_json"]
 
 
 def machine() -> dict:
-    cpu_model = None
     try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.split(":", 1)[1].strip()
-                break
+        cpuinfo = pathlib.Path("/proc/cpuinfo").read_text().splitlines()
     except OSError:
-        pass
+        cpuinfo = []
+    cpu_model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), None)
     return {
         "cpu_count": os.cpu_count(),
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
@@ -70,12 +67,10 @@ def print_tables(rows: list, memory: list[dict], console) -> None:
     for name, justify in (("case", "left"), ("impl", "left"), ("path", "left"), ("median", "right"), ("iqr", "right"),
                           ("n", "right"), ("ratio", "right"), ("target", "left")):
         table.add_column(name, justify=justify, no_wrap=name in ("median", "ratio", "impl"))
-    previous = None
-    for row in rows:
-        if previous is not None and row.case is not previous:
+    for i, row in enumerate(rows):
+        first = i == 0 or row.case is not rows[i - 1].case
+        if first and i:
             table.add_section()
-        first = row.case is not previous
-        previous = row.case
         t = row.timing
         impl = _IMPL_LABELS.get(row.impl, row.impl) + (" [red]⚠ differs[/]" if row.mismatch else "")
         table.add_row(

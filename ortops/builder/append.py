@@ -62,11 +62,9 @@ def append_nodes(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto], *,
     for name, value in (initializers or {}).items():
         if name in available:
             raise ValueError(f"initializer {name!r} is already a tensor of the graph; choose another name")
-        tensor = value if isinstance(value, onnx.TensorProto) else numpy_helper.from_array(np.asarray(value), name)
-        if tensor.name != name:
-            tensor = onnx.TensorProto.FromString(tensor.SerializeToString())
-            tensor.name = name
+        tensor = value if isinstance(value, onnx.TensorProto) else numpy_helper.from_array(np.asarray(value))
         graph.initializer.append(tensor)
+        graph.initializer[-1].name = name  # on the appended copy: the caller's tensor keeps its name
         available.add(name)
     produced = []
     for node in nodes:
@@ -98,10 +96,7 @@ def append_nodes(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto], *,
             continue
         info = types.get(name)
         if info is not None and info.type.tensor_type.elem_type:
-            out = onnx.ValueInfoProto()
-            out.name = name
-            out.type.CopyFrom(info.type)
-            graph.output.append(out)
+            graph.output.append(onnx.ValueInfoProto(name=name, type=info.type))
         else:
             graph.output.append(helper.make_empty_tensor_value_info(name))
     if check:

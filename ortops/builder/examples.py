@@ -62,10 +62,6 @@ EXAMPLES: list[Example] = [
 ]
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def build_all() -> dict[str, bytes]:
     """Every example's file name and serialized bytes, plus ``manifest.json``."""
     files = {e.file: e.build().SerializeToString() for e in EXAMPLES}
@@ -84,7 +80,7 @@ def manifest(files: dict[str, bytes]) -> str:
             "opset_import": {o.domain or "ai.onnx": o.version for o in model.opset_import},
             "inputs": [i.name for i in model.graph.input],
             "outputs": [o.name for o in model.graph.output],
-            "sha256": _sha256(files[e.file]),
+            "sha256": hashlib.sha256(files[e.file]).hexdigest(),
         })
     return json.dumps({"generator": "scripts/build_models.py", "models": entries}, indent=1) + "\n"
 
@@ -95,9 +91,6 @@ def write_all(directory: pathlib.Path) -> list[pathlib.Path]:
     files = build_all()
     for stale in set(p.name for p in directory.glob("*.onnx")) - set(files):
         (directory / stale).unlink()
-    paths = []
     for name, data in files.items():
-        path = directory / name
-        path.write_bytes(data)
-        paths.append(path)
-    return paths
+        (directory / name).write_bytes(data)
+    return [directory / name for name in files]

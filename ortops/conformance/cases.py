@@ -1,5 +1,5 @@
 """A case's verdicts combined: :class:`Result` (the cases and checks themselves, and the oracle
-families, are core data: :mod:`ortops.verdicts`)."""
+families, are core data: :mod:`ortops.verdicts`), and ortops' expected answer on a case."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from typing import Any
 import numpy as np
 
 from ..arrays import jsonable
+from ..errors import OpError
+from ..ops.tooling import tooling
 from ..verdicts import Case, Check
 
-__all__ = ["Result", "combine"]
+__all__ = ["Result", "combine", "expected_outputs"]
+
 
 @dataclass
 class Result:
@@ -49,9 +52,7 @@ class Result:
             "attributes": {k: (v.item() if isinstance(v, np.generic) else v) for k, v in c.attrs.items()},
             "oracles": {family: status for family, (status, _) in self.oracles().items()},
             "oracle_reasons": {family: reason for family, (status, reason) in self.oracles().items() if reason},
-            "checks": [{"oracle": k.oracle, "family": k.family, "status": k.status,
-                        "reason": k.reason, "detail": k.detail, "topic": k.topic,
-                        "difference": k.difference.to_json() if k.difference else None} for k in self.checks],
+            "checks": [check.to_json() for check in self.checks],
             "details": jsonable(c.details),
             "seconds": round(self.seconds, 4),
         }
@@ -74,3 +75,13 @@ def combine(checks: list[Check], *, alone: bool = False) -> tuple[str, str]:
     if any(c.status == "agree" for c in others) or not others:
         return "agree", ""
     return "skipped", "; ".join(f"{c.oracle}: {c.reason}" for c in others if c.status == "skipped")
+
+
+def expected_outputs(case: Case) -> dict[str, np.ndarray] | OpError:
+    """ortops' expected answer on ``case`` (the spec's reference, through the op's judge), by
+    output name, or the OpError the spec's checks raise."""
+    op = tooling(case.op)
+    try:
+        return dict(zip(op.op.outputs, op.judge.expected(case.inputs, case.attrs)))
+    except OpError as exc:
+        return exc

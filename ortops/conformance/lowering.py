@@ -9,6 +9,7 @@ constant (its ``CONSTANT_INPUTS``) are initializers.
 
 from __future__ import annotations
 
+import dataclasses
 
 import numpy as np
 import onnx
@@ -19,7 +20,7 @@ from .. import runtime
 from ..errors import OpError
 from ..ops import by_name
 from ..ops.tooling import tooling
-from .cases import Case, Check
+from .cases import Case, Check, expected_outputs
 from ..sessions import session_options
 
 __all__ = ["ORACLES", "GUARDED", "SESSION", "STANDALONE", "OPENVINO", "judge_paths", "judge_openvino"]
@@ -93,11 +94,9 @@ def _identical(got, want) -> str:
 
 
 def _reference(case: Case):
-    """The reference's outputs (a tuple, by the op judge's ``expected``) or its OpError."""
-    try:
-        return tuple(tooling(case.op).judge.expected(case.inputs, case.attrs))
-    except OpError as exc:
-        return exc
+    """The reference's outputs (a list) or its OpError."""
+    want = expected_outputs(case)
+    return want if isinstance(want, OpError) else list(want.values())
 
 
 def judge_paths(case: Case) -> list[Check]:
@@ -149,7 +148,7 @@ def _compiled(serialized: bytes):
     reason there is none. Not cached (a compiled model holds its tensors and threads); the inputs'
     dimensions are made dynamic (static ones made OpenVINO hold 1.3 GiB instead of 0.7 for 2**24 + 2
     elements)."""
-    from ..interop.openvino import DEFAULT_CONFIG
+    from ..interop.openvino import DEFAULT_CONFIG, require_openvino
     from ..lowering import lower
 
     try:
@@ -160,15 +159,9 @@ def _compiled(serialized: bytes):
         for dim in value.type.tensor_type.shape.dim:
             dim.Clear()
             dim.dim_param = f"{value.name}_dim"
-    core = runtime.cached("openvino.plain_core", None, _plain_core)
+    core = runtime.cached("openvino.plain_core", None, lambda: require_openvino().Core())
     compiled = core.compile_model(core.read_model(model.SerializeToString(), b""), "CPU", DEFAULT_CONFIG)
     return compiled, [i.name for i in model.graph.input]
-
-
-def _plain_core():
-    import openvino
-
-    return openvino.Core()
 
 
 def judge_openvino(case: Case) -> list[Check]:
@@ -203,24 +196,17 @@ def judge_openvino(case: Case) -> list[Check]:
                       detail=message(exc)[:300])]
     if isinstance(want, OpError):
         return [Check(OPENVINO, "unexplained", "returned outputs where the reference raises",
-                      detail=f"{str(want)[:200]}; OpenVINO returned {_short(got)}")]
+                      detail=f"{str(want)[:200]}; OpenVINO returned {short(got)[:300]}")]
     whys = [why for why in (_identical(g, w) for g, w in zip(got, want, strict=True)) if why]
     if not whys:
         return [Check(OPENVINO, "agree")]
     explain = getattr(oracle, "explain_standalone", None) or oracle.explain
-    explained = explain(case, got, list(want))
+    explained = explain(case, got, want)
     if explained is not None and explained.topic == TIES:
         return [Check(OPENVINO, "unexplained", "another order of equal values: a standalone model must give the "
                       "spec's answer on ties in every runtime", detail=f"{explained.detail[:240]}")]
     if explained is not None:
-        return [_as_openvino(explained)]
+        return [dataclasses.replace(explained, oracle=OPENVINO, family="")]
     return [Check(OPENVINO, "unexplained", "results differ from the reference", detail=f"{whys[0]}; OpenVINO: "
-                  f"{_short(got)}")]
+                  f"{short(got)[:300]}")]
 
-
-def _as_openvino(check: Check) -> Check:
-    return Check(OPENVINO, check.status, check.reason, check.detail, topic=check.topic, difference=check.difference)
-
-
-def _short(arrays) -> str:
-    return short(arrays)[:300]

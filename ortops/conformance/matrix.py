@@ -35,8 +35,6 @@ RUNTIME_COLUMNS = {"ORT built-in": ("onnxruntime",), "OpenVINO runtime": ("openv
 SPEC_COLUMNS = {"ONNX spec": "onnx_spec", "OpenVINO spec": "openvino_spec", "ncnn": "ncnn"}
 #: Topics that say something about the run, not about semantics: never a row.
 _NOT_ROWS = ("openvino-missing", "ncnn-missing")
-#: The column that is a runtime column when the real ncnn judged cases, else a spec column.
-_NCNN = ("ncnn", ("ncnn",))
 #: dtype -> topic, read off the data the user's model carries.
 _DTYPE_TOPICS = {"uint64": "uint64", "float16": "float16-bfloat16", "bfloat16": "float16-bfloat16",
                  "float64": "float64-precision", "int64": "int32-narrowing", "uint32": "int32-narrowing"}
@@ -136,21 +134,21 @@ def matrix(results: Sequence[Result]) -> dict[str, dict[str, Cell | str]]:
             by_topic[topic].append(r)
     known = [t.key for t in divergences.TOPICS]
     rows = list(ROWS) + [t for t in known if t in by_topic and t not in ROWS]
-    ncnn_ran = any(c.family == "ncnn" for r in results for c in r.checks)
+    ran = {c.family for r in results for c in r.checks}
     table = {}
     for topic in rows:
         row = divergences.topic(topic)
         cells: dict[str, Cell | str] = {}
         for column in COLUMNS:
-            observed = _cell(topic, by_topic.get(topic, []), _NCNN[1]) if ncnn_ran and column == _NCNN[0] else None
+            # ncnn is a runtime column where the real ncnn judged the row's cases, else a spec column
+            observed = _cell(topic, by_topic.get(topic, []), ("ncnn",)) if column == "ncnn" and "ncnn" in ran else None
             if observed is not None and observed.judged:
                 cells[column] = observed
             elif column in SPEC_COLUMNS:
                 cells[column] = getattr(row, SPEC_COLUMNS[column]) or "not a spec question"
             else:
                 cells[column] = _cell(topic, by_topic.get(topic, []), RUNTIME_COLUMNS[column])
-                if column == "OpenVINO runtime" and not any(c.family == "openvino"
-                                                            for r in results for c in r.checks):
+                if column == "OpenVINO runtime" and "openvino" not in ran:
                     cells[column].note = "add --oracle openvino"
         table[topic] = cells
     return table

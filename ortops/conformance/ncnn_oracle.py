@@ -12,17 +12,16 @@ from __future__ import annotations
 import atexit
 import functools
 
-
 from .. import divergences
 from ..arrays import short as arrays_short
 from ..errors import OpError
 from ..ops import by_name
 from ..ops.tooling import tooling
-from ..verdicts import Case, Check
+from ..verdicts import Case, Check, verdict
 from .contracts import NcnnJudge
 from ..processes import Outcome, Worker, call_once
 
-__all__ = ["ORACLE", "judge_ncnn", "unavailable", "check", "short", "run_ncnn", "close", "version"]
+__all__ = ["ORACLE", "judge_ncnn", "unavailable", "check", "short", "run_ncnn", "close"]
 
 ORACLE = "ncnn"
 
@@ -33,9 +32,8 @@ _MISSING = "the real ncnn runtime with ortops' layers is not installed (ortops i
 _worker: Worker | None = None
 
 
-def check(status: str, topic: str | None, reason: str = "", detail: str = "") -> Check:
-    """An ncnn check with its topic."""
-    return Check(ORACLE, status, reason, detail, topic=topic)
+#: ``check(status, topic, reason="", detail="")``: an ncnn check with its topic.
+check = functools.partial(verdict, ORACLE)
 
 
 @functools.lru_cache(maxsize=1)
@@ -54,11 +52,6 @@ def unavailable() -> str | None:
     if missing:
         return f"ncnn {found} has no layer {', '.join(missing)} (the PyPI wheel is built without it)"
     return None
-
-
-def version() -> str | None:
-    """The installed ncnn's version, or None."""
-    return _installed()[0]
 
 
 def short(arrays) -> str:
@@ -100,13 +93,11 @@ def _judge_error(case: Case, error: OpError) -> Check:
     if not_run:
         return check("skipped", topic, not_run, f"ortops: {error}")
     outcome = run_ncnn(case, fresh=True)
-    if outcome.ok:
+    said = f"returned {short([outcome.value])}" if outcome.ok else outcome.describe()
+    if outcome.ok or outcome.crash:  # a crash on an input ortops rejects is ncnn's answer to it
         return check("explained", topic, divergences.reason(topic, ORACLE, case.op, _ERROR_RETURNED),
-                     f"ortops: {error}; ncnn returned {short([outcome.value])}")
-    if outcome.crash:
-        return check("explained", topic, divergences.reason(topic, ORACLE, case.op, _ERROR_RETURNED),
-                     f"ortops: {error}; ncnn {outcome.describe()}")
-    return check("skipped", topic, _ERROR_BOTH, f"ortops: {error}; ncnn {outcome.describe()}")
+                     f"ortops: {error}; ncnn {said}")
+    return check("skipped", topic, _ERROR_BOTH, f"ortops: {error}; ncnn {said}")
 
 
 def judge_ncnn(case: Case) -> list[Check]:

@@ -9,8 +9,8 @@ its topic (:data:`TOPICS`) and the divergence table's reason. The rules: docs/co
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import NamedTuple
+import functools
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -19,8 +19,8 @@ from ..errors import OpError
 from ..ops import by_name
 from ..ops.tooling import tooling
 from ..arrays import first_difference, order_ranks, same, short
-from ..interop.openvino import to_work
-from ..verdicts import Case, Check
+from ..interop import openvino as ov_interop
+from ..verdicts import Case, Check, Difference, verdict
 from .contracts import OpJudge, OpenVinoJudge
 
 __all__ = ["ORACLE", "TOPICS", "TOOLS", "judge_openvino", "topic_of", "available", "check", "structured_difference",
@@ -43,16 +43,13 @@ def topic_of(check: Check) -> str | None:
     return check.topic if check.topic in TOPICS else None
 
 
-def check(status: str, topic: str | None, reason: str = "", detail: str = "", difference=None) -> Check:
-    """An OpenVINO check with its topic (and, optionally, its concrete difference)."""
-    return Check(ORACLE, status, reason, detail, topic=topic, difference=difference)
+#: ``check(status, topic, reason="", detail="", difference=None)``: an OpenVINO check with its topic.
+check = functools.partial(verdict, ORACLE)
 
 
 def structured_difference(case: Case, got, want):
     """The first output where OpenVINO's answer (``got``) and ortops' (``want``) differ, as a
-    :class:`ortops.reporting.Difference` (outputs named as in the op's spec)."""
-    from ..verdicts import Difference
-
+    :class:`ortops.verdicts.Difference` (outputs named as in the op's spec)."""
     pairs = list(zip(by_name(case.op).outputs, got, want))
     for name, g, w in pairs:
         if not same(g, w):
@@ -64,9 +61,7 @@ def structured_difference(case: Case, got, want):
 def available() -> bool:
     """Whether OpenVINO can be imported."""
     try:
-        from ..interop.openvino import require_openvino
-
-        require_openvino()
+        ov_interop.require_openvino()
     except ImportError:
         return False
     return True
@@ -81,11 +76,8 @@ def _op_oracle(case: Case) -> OpenVinoJudge:
 
 
 def _run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
-    from ..interop import openvino as ov_interop
-
     inputs = case.inputs if inputs is None else inputs
-    return ov_interop.run(_op_judge(case).model(case), {n: inputs[n] for n in by_name(case.op).inputs},
-                          config=ov_interop.DEFAULT_CONFIG)
+    return ov_interop.run(_op_judge(case).model(case), {n: inputs[n] for n in by_name(case.op).inputs})
 
 
 def run_openvino(case: Case, inputs: dict | None = None) -> list[np.ndarray]:
@@ -99,7 +91,7 @@ def nan_evidence(case: Case, fallback=None) -> str | None:
     evidence when OpenVINO then agrees with ortops (or when ``fallback(case, got, want)``, the
     op's own evidence for an allowed difference, accepts the answer)."""
     data = case.inputs["data"]
-    base = to_work(data, np.float32) if data.dtype == np.float64 else data  # the CPU plugin's own view
+    base = ov_interop.to_work(data, np.float32) if data.dtype == np.float64 else data  # the CPU plugin's own view
     if base.size >= 2**24:
         return None
     inputs = {**case.inputs, "data": order_ranks(base).astype(data.dtype)}
@@ -136,8 +128,6 @@ def _explain(case: Case, got, want) -> Check:
 def _judge_error(case: Case, error: OpError) -> Check:
     topic = divergences.ERROR_TOPICS.get(error.kind, "invalid-input")
     oracle = _op_oracle(case)
-    from ..verdicts import Difference
-
     ours = f"OpError ({error.kind}): {error.detail}"
     if not getattr(oracle, "RUN_INVALID", True):
         return check("skipped", topic, oracle.NOT_RUN, f"ortops: {error}",
@@ -151,14 +141,8 @@ def _judge_error(case: Case, error: OpError) -> Check:
                  Difference.outcome("ortops", ours, ORACLE, f"returns {short(got)}"))
 
 
-class Tools(NamedTuple):
-    """What an op's ``explain`` may call back to (:class:`ortops.conformance.contracts.OpenVinoTools`)."""
-
-    run_openvino: Callable[..., list[np.ndarray]]
-    nan_evidence: Callable[..., str | None]
-
-
-TOOLS = Tools(run_openvino, nan_evidence)
+#: What an op's ``explain`` may call back to (:class:`ortops.conformance.contracts.OpenVinoTools`).
+TOOLS = SimpleNamespace(run_openvino=run_openvino, nan_evidence=nan_evidence)
 
 
 # --- the judge ---------------------------------------------------------------------------------------

@@ -49,17 +49,17 @@ def summary(results: Sequence[Result]) -> dict[str, int]:
     return {"total": len(results), **{s: counts.get(s, 0) for s in STATUSES}}
 
 
+_FAMILY_PAIRS = {"reference": PAIRS[0], "ortops": PAIRS[0], "onnxruntime": PAIRS[1], "openvino": PAIRS[2],
+                 "ncnn": PAIRS[6]}
+_SOURCE_PAIRS = {"onnx-backend-test": PAIRS[3], "seed-example": PAIRS[4]}
+
+
 def pair_of(check: Check, result: Result) -> str:
     """The runtime pair (one of :data:`PAIRS`) a check belongs to: its oracle family; a check
     against outputs written by someone else by the case's source."""
-    family = check.family
-    if family == "lowered":
+    if check.family == "lowered":
         return PAIRS[8] if check.oracle == OPENVINO_PATH else PAIRS[7]
-    by_family = {"reference": 0, "ortops": 0, "onnxruntime": 1, "openvino": 2, "ncnn": 6}
-    if family in by_family:
-        return PAIRS[by_family[family]]
-    source = result.case.source
-    return PAIRS[3] if source == "onnx-backend-test" else PAIRS[4] if source == "seed-example" else PAIRS[5]
+    return _FAMILY_PAIRS.get(check.family) or _SOURCE_PAIRS.get(result.case.source, PAIRS[5])
 
 
 def _pair_checks(results: Sequence[Result]) -> dict[str, list[tuple[Result, list[Check]]]]:
@@ -81,23 +81,20 @@ def pair_summaries(results: Sequence[Result]) -> list[PairSummary]:
     out = []
     for pair, items in _pair_checks(results).items():
         counts: Counter = Counter()
-        topics: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-        ops: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+        cases: dict[tuple[str, str, str], set[tuple[str, str]]] = defaultdict(set)  # key -> (name, op)
         for r, checks in items:
             status = combine(checks, alone=pair != PAIRS[0])[0]
             counts[status] += 1
-            if status in ("explained", "skipped", "unexplained"):
-                for c in checks:
-                    if c.status == status:
-                        key = (status, c.topic or ("not comparable" if status == "skipped" else "no topic"), c.reason)
-                        topics[key].add(r.case.name)
-                        ops[key].add(r.case.op)
+            for c in checks:
+                if status != "agree" and c.status == status:
+                    topic = c.topic or ("not comparable" if status == "skipped" else "no topic")
+                    cases[(status, topic, c.reason)].add((r.case.name, r.case.op))
         if not items and pair not in _PAIR_NOTES:
             continue
-        order = {s: i for i, s in enumerate(("unexplained", "explained", "skipped"))}
-        lines = [TopicCount(topic, len(names), reason, status, ", ".join(sorted(ops[(status, topic, reason)])))
-                 for (status, topic, reason), names in
-                 sorted(topics.items(), key=lambda kv: (order[kv[0][0]], kv[0][1], -len(kv[1])))]
+        order = ("unexplained", "explained", "skipped")
+        lines = [TopicCount(topic, len(named), reason, status, ", ".join(sorted({op for _, op in named})))
+                 for (status, topic, reason), named in
+                 sorted(cases.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1], -len(kv[1])))]
         out.append(PairSummary(pair, {s: counts.get(s, 0) for s in STATUSES}, lines,
                                note="" if items else _PAIR_NOTES[pair]))
     return out

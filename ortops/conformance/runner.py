@@ -9,8 +9,9 @@ from typing import Iterable, Sequence
 from ..ops.tooling import TOOLING, tooling
 from .. import real_model
 from ..arrays import preview
+from ..errors import OpError
 from ..verdicts import Difference
-from .cases import Case, Check, Result
+from .cases import Case, Check, Result, expected_outputs
 from .contracts import OpJudge, Suite
 
 __all__ = ["SUITES", "suite", "judge_of", "collect_cases", "judge_case", "run", "complete_differences"]
@@ -95,15 +96,13 @@ def _checks(oracle: str, judge, case: Case, limit: int | None = None) -> list[Ch
 
 def run(cases: Iterable[Case], *, progress: bool = True, openvino: bool = False, ncnn: bool = False) -> list[Result]:
     """Judge every case, showing a progress bar when ``progress`` and stdout is a terminal."""
-    cases = list(cases)
-    if ncnn:
-        from . import ncnn_oracle
+    try:
+        return _run(list(cases), progress, openvino=openvino, ncnn=ncnn)
+    finally:
+        if ncnn:
+            from . import ncnn_oracle
 
-        try:
-            return _run(cases, progress, openvino=openvino, ncnn=ncnn)
-        finally:
             ncnn_oracle.close()  # the oracle's child process
-    return _run(cases, progress, openvino=openvino, ncnn=ncnn)
 
 
 def _run(cases: list[Case], progress: bool, **oracles: bool) -> list[Result]:
@@ -131,18 +130,12 @@ def complete_differences(case, checks) -> None:
     missing = [c for c in checks if c.status != "agree" and c.difference is None]
     if not missing:
         return
-    from ..errors import OpError
-
     try:
-        outputs = tooling(case.op).judge.expected(case.inputs, case.attrs)
-        names = tooling(case.op).op.outputs
-        ours = "; ".join(f"{n}={preview(o)}" for n, o in zip(names, outputs))
-    except OpError as exc:
-        ours = f"OpError ({exc.kind}): {exc.detail}"
+        expected = expected_outputs(case)
+        ours = (f"OpError ({expected.kind}): {expected.detail}" if isinstance(expected, OpError)
+                else "; ".join(f"{n}={preview(o)}" for n, o in expected.items()))
     except Exception as exc:  # noqa: BLE001 - the report says what could not be computed
         ours = f"(not computed: {type(exc).__name__}: {exc})"
     for check in missing:
-        theirs = check.detail or check.reason
-        if check.status == "skipped":
-            theirs = f"not compared: {check.detail or check.reason}"
+        theirs = ("not compared: " if check.status == "skipped" else "") + (check.detail or check.reason)
         check.difference = Difference.outcome("ortops (= the reference)", ours, check.oracle, theirs)

@@ -17,13 +17,12 @@ import numpy as np
 import onnx
 
 from ..errors import OpError
-from ..ops import by_name
 from ..ops.tooling import tooling
 from ..arrays import jsonable, preview
 from ..verdicts import Difference
-from .cases import Case, Check, Result
+from .cases import Case, Result, expected_outputs
 
-__all__ = ["save", "load", "model_of", "expected_outputs", "describe", "INLINE_OUTPUT_ITEMS"]
+__all__ = ["save", "load", "model_of", "describe", "INLINE_OUTPUT_ITEMS"]
 
 #: Expected outputs up to this many elements (all outputs together) are written into NAME.json.
 INLINE_OUTPUT_ITEMS = 256
@@ -35,21 +34,6 @@ def model_of(case: Case) -> onnx.ModelProto:
     judge = tooling(case.op).judge
     found = judge.case_model(case) if hasattr(judge, "case_model") else None
     return judge.model(case) if found is None else found
-
-
-def expected_outputs(case: Case) -> dict[str, np.ndarray] | OpError:
-    """ortops' expected answer on ``case`` (the spec's reference), by output name, or the
-    OpError the spec's checks raise."""
-    try:
-        outputs = tooling(case.op).judge.expected(case.inputs, case.attrs)
-    except OpError as exc:
-        return exc
-    return dict(zip(by_name(case.op).outputs, outputs))
-
-
-def _check_json(check: Check) -> dict[str, Any]:
-    return {"oracle": check.oracle, "status": check.status, "topic": check.topic, "reason": check.reason,
-            "detail": check.detail, "difference": check.difference.to_json() if check.difference else None}
 
 
 def save(result: Result, out_dir: pathlib.Path) -> pathlib.Path:
@@ -83,7 +67,7 @@ def save(result: Result, out_dir: pathlib.Path) -> pathlib.Path:
         "reference_outputs": reference,
         "status": result.status, "reason": result.reason,
         "oracles": {family: status for family, (status, _) in result.oracles().items()},
-        "checks": [_check_json(c) for c in result.checks],
+        "checks": [c.to_json() for c in result.checks],
     }
     path = pathlib.Path(str(stem) + ".json")
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -112,9 +96,7 @@ def load(directory: pathlib.Path, name: str) -> tuple[Case, dict[str, Any]]:
 
 def _array_lines(name: str, array: np.ndarray, dtype: str | None = None) -> list[str]:
     array = np.asarray(array)
-    lines = [f"  {name}: {dtype or array.dtype} shape {list(array.shape)}"]
-    lines.append(f"    {preview(array, limit=INLINE_OUTPUT_ITEMS)}")
-    return lines
+    return [f"  {name}: {dtype or array.dtype} shape {list(array.shape)}", f"    {preview(array, limit=INLINE_OUTPUT_ITEMS)}"]
 
 
 def describe(result: Result, saved: dict[str, Any] | None = None) -> list[str]:

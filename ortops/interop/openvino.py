@@ -192,16 +192,6 @@ def check_model(model: onnx.ModelProto) -> None:
             check_node(node)
 
 
-def _as_proto(model) -> tuple[onnx.ModelProto, Any]:
-    """(the ModelProto to check, what to hand OpenVINO's read_model)."""
-    proto = load_model(model, copy=False, load_external_data=False)
-    if isinstance(model, onnx.ModelProto):
-        return proto, model.SerializeToString()
-    if isinstance(model, (bytes, bytearray)):
-        return proto, bytes(model)
-    return proto, os.fspath(model)  # a path keeps external data resolvable
-
-
 def read_model(model, *, ov_core=None):
     """An ``openvino.Model`` for an ONNX model with ortops' nodes.
 
@@ -224,20 +214,24 @@ def read_model(model, *, ov_core=None):
     ModuleNotFoundError
         When OpenVINO is not installed.
     """
-    proto, source = _as_proto(model)
-    check_model(proto)
-    return (ov_core or _shared_core()).read_model(source)
+    check_model(load_model(model, copy=False, load_external_data=False))
+    return (ov_core or _shared_core()).read_model(_source(model))
+
+
+def _source(model) -> bytes | str:
+    """What OpenVINO's read_model takes for an ONNX model: its bytes, or its path (a path keeps
+    external data resolvable)."""
+    if isinstance(model, (str, os.PathLike)):
+        return os.fspath(model)
+    return model.SerializeToString() if isinstance(model, onnx.ModelProto) else bytes(model)
 
 
 def _cache_key(model) -> tuple | None:
-    if isinstance(model, onnx.ModelProto):
-        return ("bytes", hashlib.sha256(model.SerializeToString()).digest())
-    if isinstance(model, (bytes, bytearray)):
-        return ("bytes", hashlib.sha256(bytes(model)).digest())
     if isinstance(model, (str, os.PathLike)):
-        path = os.path.realpath(os.fspath(model))
-        stat = os.stat(path)
-        return ("path", path, stat.st_mtime_ns, stat.st_size)
+        stat = os.stat(os.path.realpath(model))
+        return ("path", os.path.realpath(model), stat.st_mtime_ns, stat.st_size)
+    if isinstance(model, (onnx.ModelProto, bytes, bytearray)):
+        return ("bytes", hashlib.sha256(_source(model)).digest())
     return None  # an openvino.Model: compiled every time
 
 
@@ -260,13 +254,12 @@ def compile_model(model, device: str = "CPU", config: Mapping[str, Any] | None =
     OpError, ModuleNotFoundError
         As :func:`read_model`.
     """
-    config = DEFAULT_CONFIG if config is None else config
+    config = dict(DEFAULT_CONFIG if config is None else config)
     key = _cache_key(model)
     if key is None:
-        return _shared_core().compile_model(model, device, dict(config or {}))
-    key = (*key, device, tuple(sorted((str(k), str(v)) for k, v in (config or {}).items())))
-    return runtime.cached(_COMPILED_CACHE, key,
-                          lambda: _shared_core().compile_model(read_model(model), device, dict(config or {})),
+        return _shared_core().compile_model(model, device, config)
+    key = (*key, device, tuple(sorted((str(k), str(v)) for k, v in config.items())))
+    return runtime.cached(_COMPILED_CACHE, key, lambda: _shared_core().compile_model(read_model(model), device, config),
                           limit=_CACHE_SIZE)
 
 

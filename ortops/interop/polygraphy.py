@@ -331,15 +331,13 @@ def _runtime(runner_name: str) -> tuple[str | None, str]:
 
 def _failed(results) -> dict[tuple, list[str]]:
     """{(runner pair, iteration): names of the outputs some comparison function failed}, in order."""
-    failed: dict[tuple, list[str]] = {}
+    failed: dict[tuple, dict[str, None]] = {}  # an ordered set of names per key
     for result in results:
         for pair, iterations in result.items():
             for iteration, outputs in enumerate(iterations):
-                for name, verdict in outputs.items():
-                    names = failed.setdefault((tuple(pair), iteration), [])
-                    if not bool(verdict) and name not in names:
-                        names.append(name)
-    return {key: names for key, names in failed.items() if names}
+                names = failed.setdefault((tuple(pair), iteration), {})
+                names.update(dict.fromkeys(name for name, verdict in outputs.items() if not bool(verdict)))
+    return {key: list(names) for key, names in failed.items() if names}
 
 
 def describe(report: dict, outputs, runtime: str) -> list[str]:

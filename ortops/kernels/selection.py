@@ -32,6 +32,7 @@ __all__ = ["top_k_indices", "probe_results"]
 # The types ORT's CPU TopK-11 implements (1.31 and 1.32: uint16, uint32 and uint64 are NOT_IMPLEMENTED;
 # widening them is exact whether or not a later release adds them).
 _NATIVE = {np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8, np.int16, np.int32, np.int64)}
+_WIDER = {np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.int64}  # exact; uint64 is mapped by its top bit
 
 
 def _session(elem_type: int, largest: int, rank: int, by_index: bool = False):
@@ -51,14 +52,9 @@ _PROBES = ((40, 1), (40, 2), (40, 5), (40, 20), (40, 40), (1000, 3), (1000, 100)
 
 
 def _probe(session, elem_type: int, largest: int, rank: int, by_index: bool) -> bool:
-    """Whether ``session`` selects exactly as ortops' rule says on tie-heavy data.
-
-    ortops relies on ORT's TopK-11 with ``sorted=1`` putting the lower index first among
-    equal values, and on -0.0 == +0.0 (float). That is a behaviour of one runtime, not a
-    promise of ONNX's, so it is checked once per selection in the process, on slices of a
-    few distinct values (with -0.0 and +0.0 for floats), against NumPy's stable sort. A
-    selection that fails runs on NumPy instead (:func:`_numpy_select`): slower, still exact.
-    """
+    """Whether ``session`` selects as NumPy's stable sort does (the lower index first among equal
+    values, -0.0 == +0.0) on slices of a few distinct values (with -0.0 and +0.0 for floats):
+    the module's "Ties". A selection that fails runs on :func:`_numpy_select`: slower, still exact."""
     from onnx import helper
 
     dtype = helper.tensor_dtype_to_np_dtype(elem_type)
@@ -117,18 +113,10 @@ def _make_session(elem_type: int, largest: int, rank: int, by_index: bool) -> by
         nodes += [helper.make_node("Identity", ["by_value"], ["values"]),
                   helper.make_node("Identity", ["by_value_indices"], ["indices"])]
     dims = [None] * rank
-    graph = helper.make_graph(
-        nodes,
-        "ortops_selection",
-        [
-            helper.make_tensor_value_info("x", elem_type, dims),
-            helper.make_tensor_value_info("k", TensorProto.INT64, [1]),
-        ],
-        [
-            helper.make_tensor_value_info("values", elem_type, dims),
-            helper.make_tensor_value_info("indices", TensorProto.INT64, dims),
-        ],
-    )
+    value = helper.make_tensor_value_info
+    inputs = [value("x", elem_type, dims), value("k", TensorProto.INT64, [1])]
+    graph = helper.make_graph(nodes, "ortops_selection", inputs,
+                              [value("values", elem_type, dims), value("indices", TensorProto.INT64, dims)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
     return model.SerializeToString()
 
@@ -158,10 +146,8 @@ def _comparable(x: np.ndarray) -> tuple[np.ndarray, bool]:
         return (_float_keys(x), True) if _has_nan(x) else (x, False)  # ORT's comparator is undefined with NaN
     if x.dtype in _NATIVE:
         return x, False
-    if x.dtype == np.uint16:
-        return x.astype(np.int32), True
-    if x.dtype == np.uint32:
-        return x.astype(np.int64), True
+    if x.dtype in _WIDER:
+        return x.astype(_WIDER[x.dtype]), True
     if x.dtype == np.uint64:
         return (x ^ np.uint64(1 << 63)).view(np.int64), True
     raise TypeError(f"no selection for dtype {x.dtype}")

@@ -42,9 +42,6 @@ def no_nan(b, x: str) -> str:
     return b.add("Not", [b.add("IsNaN", [b.reduce("ReduceSum", x)])])
 
 
-_KEYS: dict[int, str] = {}
-
-
 def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.float32, *, by_index: bool = False,
            k_static: int | None = None, rank: int | None = None, integer=None) -> tuple[str, str]:
     """(values, int64 indices) of the first k of a stable sort of ``key`` along ``axis``
@@ -57,8 +54,7 @@ def select(b, key: str, k: str, axis: int, largest: int, nan: bool, dtype=np.flo
         return best(b, key, k, axis, largest, nan=nan, by_index=by_index, k_static=k_static, dtype=dtype, rank=rank,
                     integer=integer)
     if not nan:
-        values, indices = b.add("TopK", [key, k], 2, axis=axis, largest=largest, sorted=1)
-        return values, indices
+        return b.add("TopK", [key, k], 2, axis=axis, largest=largest, sorted=1)
     is_nan = b.add("IsNaN", [key])
     # Where(c, X, Y) turns a -0.0 taken from X into +0.0: the data goes in Y (the ties ignore signs anyway).
     finite = b.add("Where", [is_nan, b.const(np.zeros((), dtype)), key])

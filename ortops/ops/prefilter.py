@@ -39,6 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 from onnx import TensorProto
 
+from ..portable import with_axes
+
 __all__ = ["Rule", "RULE", "REDUCIBLE", "block_size", "no_nan", "compose"]
 
 #: The key types the prefilter reduces with ReduceMax/ReduceMin. int16 has no ORT kernel. int64
@@ -126,9 +128,7 @@ def _blocks(b, key: str, n: int, block: int, rank: int, elem: int, largest: int,
 
 def _reduce(b, op_type: str, x: str) -> str:
     """``op_type`` over the last axis, not kept."""
-    if b.opset >= 18:
-        return b.add(op_type, [x, b.const(np.array([-1], np.int64))], keepdims=0)
-    return b.add(op_type, [x], axes=[-1], keepdims=0)
+    return with_axes(b, op_type, x, [-1], keepdims=0)
 
 
 def no_nan(b, key: str, n: int, block: int, rank: int, elem: int, largest: int) -> str:

@@ -44,12 +44,6 @@ def _valid(row, idx, vals, k, largest) -> bool:
     return valid_selection(row, 0, vals, idx, order[:k])
 
 
-def _stable_choice(row, k, largest) -> np.ndarray:
-    """The indices a stable selection takes, in order: among equal values, the lower index first."""
-    keys = -row if largest else row
-    return np.argsort(keys, kind="stable")[:k]
-
-
 def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tuple[np.ndarray, np.ndarray]],
                     runtimes: Sequence[str], *, ordered: str = "value", what: str = "k-th", other_data=None,
                     atol: float = 0.0, rtol: float = 0.0) -> Finding:
@@ -97,8 +91,8 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
         if bad:
             invalid.append((s, bad[0]))
             continue
+        stable = np.argsort(-row if largest else row, kind="stable")[:k]  # among equal values, the lower index first
         for name, (_, idx) in zip(runtimes, per):
-            stable = _stable_choice(row, k, largest)
             if (np.array_equal(idx[s], stable) if ordered == "value"
                     else np.array_equal(np.sort(idx[s]), np.sort(stable))):
                 lower[name] += 1
@@ -130,18 +124,13 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
     if nan_slices and not boundary and not inside:
         return Finding("nan", True, f"NaN: all {len(nan_slices)} differing slices of {total} hold NaN, "
                                     "whose order no spec fixes")
-    parts = []
-    if boundary:
-        where = f"several equal {what} values" if what in ("maximum", "minimum") else f"equal values at the {what} position"
-        parts.append(f"{len(boundary)} of {total} slices have {where} and the runtimes took different ones")
-    if inside:
-        parts.append(f"{len(inside)} of {total} slices have equal values inside the selected set, listed in another order")
-    if nan_slices:
-        parts.append(f"{len(nan_slices)} hold NaN")
-    if reordered:
-        parts.append(f"{len(reordered)} hold the same elements in another order (sort={ordered!r})")
-    if near:
-        parts.append(f"{len(near)} rank values closer than the tolerance differently (near-ties)")
+    where = f"several equal {what} values" if what in ("maximum", "minimum") else f"equal values at the {what} position"
+    parts = [text for found, text in (
+        (boundary, f"{len(boundary)} of {total} slices have {where} and the runtimes took different ones"),
+        (inside, f"{len(inside)} of {total} slices have equal values inside the selected set, listed in another order"),
+        (nan_slices, f"{len(nan_slices)} hold NaN"),
+        (reordered, f"{len(reordered)} hold the same elements in another order (sort={ordered!r})"),
+        (near, f"{len(near)} rank values closer than the tolerance differently (near-ties)")) if found]
     takers = [name for name in runtimes if lower[name] == len(differing) - len(nan_slices) - len(near)]
     rule = (f"; {' and '.join(takers)} take{'s' if len(takers) == 1 else ''} the lower index" if takers
             else "; neither runtime always takes the lower index")

@@ -10,6 +10,7 @@ live. The shared layers (bridge, schemas, session, OpenVINO interop, lowering) l
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple
 
@@ -131,29 +132,17 @@ class Variant:
     attrs: tuple[tuple[str, Any], ...]
     types: tuple[tuple[str, tuple[str, ...]], ...]
 
-    def matches(self, attrs: Mapping[str, Any]) -> bool:
-        return all(attrs.get(name) == value for name, value in self.attrs)
-
 
 class Deferred:
-    """A callable that ``load()`` returns on first use: ``load`` is a small function in the op's
-    ``__init__.py`` that imports the layer (a plain relative import), so that importing the op
-    list imports nothing heavy."""
+    """A callable that ``load()`` returns on first use (:meth:`resolve`): ``load`` is a small
+    function in the op's ``__init__.py`` that imports the layer (a plain relative import), so
+    that importing the op list imports nothing heavy."""
 
     def __init__(self, load: Callable[[], Callable]):
-        self.load = load
-        self._target: Callable | None = None
-
-    def resolve(self) -> Callable:
-        if self._target is None:
-            self._target = self.load()
-        return self._target
+        self.resolve = functools.cache(load)
 
     def __call__(self, *args, **kwargs):
         return self.resolve()(*args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"Deferred({self.load.__module__}.{self.load.__qualname__})"
 
 
 class Divergence(NamedTuple):
@@ -254,8 +243,7 @@ class OpSpec:
         computation: a type of its :class:`TypeParam` that the bridge carries (float16/bfloat16
         are cast to the carrier type before the op runs)."""
         table = self.type_param(self.input_types[self.inputs.index(role)])
-        accepted = [dtypes.from_name(n) for n in table.types]
-        accepted = [t for t in accepted if t.bridge is not None]
+        accepted = [t for t in map(dtypes.from_name, table.types) if t.bridge is not None]
         if all(t.numpy != dtype for t in accepted):
             names = ", ".join(str(t.numpy) for t in accepted)
             raise OpError(self.op_type, f"input {role!r} has dtype {dtype}; it must be one of {names}", node_name,
@@ -313,7 +301,7 @@ class OpSpec:
 
     def variant(self, attrs: Mapping[str, Any]) -> Variant | None:
         """The bridge variant that carries a node with the parsed ``attrs`` (None: no variants)."""
-        return next((v for v in self.variants if v.matches(attrs)), None)
+        return next((v for v in self.variants if all(attrs.get(n) == value for n, value in v.attrs)), None)
 
     @property
     def qualified_name(self) -> str:
@@ -336,14 +324,12 @@ class OpSpec:
             For a missing required attribute, an unknown attribute, a value of the wrong type
             or outside its range.
         """
+        def fail(detail: str):
+            raise OpError(self.op_type, detail, node_name, kind="attribute")
+
         known = {a.name for a in self.attrs}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise OpError(
-                self.op_type,
-                f"unknown attribute(s) {unknown}; valid attributes are {sorted(known)}",
-                node_name, kind="attribute",
-            )
+        if set(raw) - known:
+            fail(f"unknown attribute(s) {sorted(set(raw) - known)}; valid attributes are {sorted(known)}")
         parsed = {}
         for attr in self.attrs:
             value = raw.get(attr.name, "")
@@ -351,37 +337,19 @@ class OpSpec:
                 value = value.decode("utf-8", errors="replace")
             if isinstance(value, str) and value == "" and (attr.kind == "int" or attr.name not in raw):
                 if attr.required:
-                    raise OpError(
-                        self.op_type,
-                        f"required attribute {attr.name!r} is missing; it must be {attr.valid_range()}",
-                        node_name, kind="attribute",
-                    )
+                    fail(f"required attribute {attr.name!r} is missing; it must be {attr.valid_range()}")
                 parsed[attr.name] = attr.default
                 continue
-            parsed[attr.name] = _typed(self.op_type, attr, value, node_name)
-        return parsed
-
-
-def _typed(op_type: str, attr: AttrDef, value: Any, node_name: str | None) -> Any:
-    if attr.kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, str) and value.lstrip("-").isdigit():
+            if attr.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+                if not (isinstance(value, str) and value.lstrip("-").isdigit()):
+                    fail(f"attribute {attr.name}={value!r} is not an integer; it must be {attr.valid_range()}")
                 value = int(value)
-            else:
-                raise OpError(
-                    op_type, f"attribute {attr.name}={value!r} is not an integer; it must be {attr.valid_range()}",
-                    node_name, kind="attribute",
-                )
-        if attr.minimum is not None and value < attr.minimum:
-            raise OpError(op_type, f"attribute {attr.name}={value} must be {attr.valid_range()}", node_name,
-                          kind="attribute")
-    elif not isinstance(value, str):
-        raise OpError(
-            op_type, f"attribute {attr.name}={value!r} is not a string; it must be {attr.valid_range()}", node_name,
-            kind="attribute",
-        )
-    if attr.choices is not None and value not in attr.choices:
-        raise OpError(op_type, f"attribute {attr.name}={value!r} is invalid; it must be {attr.valid_range()}", node_name,
-                      kind="attribute")
-    return value
+            if attr.kind == "int" and attr.minimum is not None and value < attr.minimum:
+                fail(f"attribute {attr.name}={value} must be {attr.valid_range()}")
+            if attr.kind != "int" and not isinstance(value, str):
+                fail(f"attribute {attr.name}={value!r} is not a string; it must be {attr.valid_range()}")
+            if attr.choices is not None and value not in attr.choices:
+                fail(f"attribute {attr.name}={value!r} is invalid; it must be {attr.valid_range()}")
+            parsed[attr.name] = value
+        return parsed
 

@@ -5,6 +5,8 @@ terminal, or whole plain lines in a CI log); :func:`write` writes the two files.
 package knows what a command compares.
 """
 
+import pathlib
+
 from . import console, html, markdown
 from ..arrays import jsonable, preview
 from ..verdicts import Difference
@@ -44,8 +46,6 @@ def version(dist: str) -> str | None:
 def write(document: Document, out_dir, stem: str = "report") -> tuple:
     """Write ``<stem>.md`` and ``<stem>.html`` of ``document`` into ``out_dir`` (created if
     needed); returns their paths."""
-    import pathlib
-
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     md, page = out / f"{stem}.md", out / f"{stem}.html"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import IO, Sequence
 
-from .document import STATUSES, PairSummary, Table
+from .document import STATUSES, PairSummary, Table, summary_blocks
 
 __all__ = ["is_plain", "make_console", "print_table", "print_pairs", "print_line", "pair_line"]
 
@@ -48,9 +48,8 @@ def print_table(console, table: Table, title: str = "") -> None:
             print_line(console, title)
         print_line(console, "  ".join(str(c).ljust(w) for c, w in zip(table.columns, widths)).rstrip())
         for row in rows:
-            numeric = [isinstance(c.sort, (int, float)) for c in row]
-            print_line(console, "  ".join((c.text.rjust(w) if n else c.text.ljust(w))
-                                          for c, w, n in zip(row, widths, numeric)).rstrip())
+            print_line(console, "  ".join(c.text.rjust(w) if isinstance(c.sort, (int, float)) else c.text.ljust(w)
+                                          for c, w in zip(row, widths)).rstrip())
         return
     from rich.table import Table as RichTable
     from rich.text import Text
@@ -72,18 +71,16 @@ def pair_line(label: str, pair: PairSummary, statuses: Sequence[str] = STATUSES)
     return f'{label} pair="{pair.name}" {pair.unit}={pair.total} {counts}{note}'
 
 
-def print_pairs(console, label: str, pairs: Sequence[PairSummary], statuses: Sequence[str] = STATUSES) -> None:
+def print_pairs(console, label: str, pairs: Sequence[PairSummary]) -> None:
     """The per-pair summary: a table on a terminal; elsewhere a :func:`pair_line` per pair and a
     ``label topic pair="..." topic=... count=N status=...: reason`` line per topic."""
     if not console.is_terminal:
         for pair in pairs:
-            print_line(console, pair_line(label, pair, statuses))
+            print_line(console, pair_line(label, pair))
         for pair in pairs:
             for t in pair.topics:
                 scope = f' scope="{t.scope}"' if t.scope else ""
                 print_line(console, f'{label} topic pair="{pair.name}" topic={t.topic}{scope} count={t.count} '
                                     f"status={t.status}: {t.reason}")
         return
-    from .document import summary_blocks
-
-    print_table(console, summary_blocks(pairs, statuses)[0], title=label)
+    print_table(console, summary_blocks(pairs)[0], title=label)

@@ -19,11 +19,9 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
     """A Markdown table: a header, a rule, one line per row (numbers right-aligned)."""
     cells = [[cell(v) for v in row] for row in rows]
     numeric = [bool(cells) and all(isinstance(r[i].sort, (int, float)) for r in cells) for i in range(len(columns))]
-    lines = ["| " + " | ".join(escape_cell(c) for c in columns) + " |",
-             "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
-    for row in cells:
-        lines.append("| " + " | ".join(_cell_text(c) for c in row) + " |")
-    return lines
+    return ["| " + " | ".join(escape_cell(c) for c in columns) + " |",
+            "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
+            *("| " + " | ".join(_cell_text(c) for c in row) + " |" for row in cells)]
 
 
 def _cell_text(c) -> str:
@@ -69,7 +67,4 @@ def blocks(items: Sequence[Block]) -> list[str]:
 
 def render(document: Document) -> str:
     """The whole document as Markdown text, ending with one newline."""
-    lines = [f"# {document.title}", ""] + blocks(document.blocks)
-    while lines and not lines[-1]:
-        lines.pop()
-    return "\n".join(lines) + "\n"
+    return "\n".join([f"# {document.title}", "", *blocks(document.blocks)]).rstrip("\n") + "\n"

@@ -5,6 +5,7 @@ layers import ``spec`` and the core, never this module, so nothing here is an im
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 from ..spec import Deferred
 from .spec import ARG_MAX as _SPEC
@@ -12,29 +13,13 @@ from .spec import ARG_MAX as _SPEC
 __all__ = ["ARG_MAX"]
 
 
-def _reference():
-    from .reference import arg_max
-    return arg_max
+def _layers() -> SimpleNamespace:
+    """The layers a session and a runtime run, imported on the first use of any of them."""
+    from . import kernel, lowering, openvino, reference
+    return SimpleNamespace(reference=reference.arg_max, kernel=kernel.arg_max, openvino=openvino.convert,
+                           lowering=lowering)
 
 
-def _kernel():
-    from .kernel import arg_max
-    return arg_max
-
-
-def _openvino():
-    from .openvino import convert
-    return convert
-
-
-def _lowering():
-    from . import lowering
-    return lowering
-
-
-def _session_path(attrs: dict, shapes: list, elem_types: list) -> str:
-    return _lowering().session_path(attrs["topk"], shapes[0], elem_types[0])
-
-
-ARG_MAX = replace(_SPEC, reference=Deferred(_reference), kernel=Deferred(_kernel), openvino=Deferred(_openvino),
-                  lowering=_lowering, session_path=_session_path)
+ARG_MAX = replace(_SPEC, reference=Deferred(lambda: _layers().reference),
+                  kernel=Deferred(lambda: _layers().kernel), openvino=Deferred(lambda: _layers().openvino),
+                  lowering=lambda: _layers().lowering, session_path=Deferred(lambda: _layers().lowering.session_path))

@@ -107,50 +107,43 @@ def onnx_arg_max_equivalent(data: str, *, out_max_val: int = 0, topk: int = 1, e
     """
     if out_max_val not in (0, 1) or topk < 1:
         raise ValueError(f"need out_max_val in (0, 1) and topk >= 1; got out_max_val={out_max_val}, topk={topk}")
-    p = prefix
-    inits = [
-        helper.make_tensor(f"{p}/flat_shape", TensorProto.INT64, [1], [-1]),
-        helper.make_tensor(f"{p}/axis0", TensorProto.INT64, [1], [0]),
-    ]
-    nodes = [helper.make_node("Reshape", [data, f"{p}/flat_shape"], [f"{p}/flat"], name=f"{p}/reshape")]
+    p, nodes, inits = prefix, [], []
+
+    def const(name: str, value: int) -> None:
+        inits.append(helper.make_tensor(f"{p}/{name}", TensorProto.INT64, [1], [value]))
+
+    def add(op_type: str, inputs, outputs, name: str, **attrs) -> None:
+        nodes.append(helper.make_node(op_type, inputs, outputs, name=f"{p}/{name}", **attrs))
+
+    const("flat_shape", -1)
+    const("axis0", 0)
     flat = f"{p}/flat"
+    add("Reshape", [data, f"{p}/flat_shape"], [flat], "reshape")
     if topk == 1 and exact_ties:
-        nodes.append(helper.make_node("ArgMax", [flat], [f"{p}/indices"], name=f"{p}/arg_max", axis=0, keepdims=1,
-                                      select_last_index=1))
+        add("ArgMax", [flat], [f"{p}/indices"], "arg_max", axis=0, keepdims=1, select_last_index=1)
         if out_max_val:
-            nodes.append(helper.make_node("Gather", [flat, f"{p}/indices"], [f"{p}/values"], name=f"{p}/gather",
-                                          axis=0))
+            add("Gather", [flat, f"{p}/indices"], [f"{p}/values"], "gather", axis=0)
     else:
-        inits.append(helper.make_tensor(f"{p}/k", TensorProto.INT64, [1], [topk]))
-        source = flat
+        const("k", topk)
         if exact_ties:
-            inits += [
-                helper.make_tensor(f"{p}/start", TensorProto.INT64, [1], [-1]),
-                helper.make_tensor(f"{p}/end", TensorProto.INT64, [1], [_INT64_MIN]),
-                helper.make_tensor(f"{p}/step", TensorProto.INT64, [1], [-1]),
-                helper.make_tensor(f"{p}/one", TensorProto.INT64, [1], [1]),
-            ]
-            nodes.append(helper.make_node("Slice", [flat, f"{p}/start", f"{p}/end", f"{p}/axis0", f"{p}/step"],
-                                          [f"{p}/reversed"], name=f"{p}/reverse"))
-            source = f"{p}/reversed"
+            for name, value in (("start", -1), ("end", _INT64_MIN), ("step", -1), ("one", 1)):
+                const(name, value)
+            add("Slice", [flat, f"{p}/start", f"{p}/end", f"{p}/axis0", f"{p}/step"], [f"{p}/reversed"], "reverse")
         top_indices = f"{p}/reversed_indices" if exact_ties else f"{p}/indices"
-        nodes.append(helper.make_node("TopK", [source, f"{p}/k"], [f"{p}/values", top_indices], name=f"{p}/top_k",
-                                      axis=0, largest=1, sorted=1))
+        add("TopK", [f"{p}/reversed" if exact_ties else flat, f"{p}/k"], [f"{p}/values", top_indices], "top_k",
+            axis=0, largest=1, sorted=1)
         if exact_ties:  # index i of the reversed tensor is n - 1 - i of the original
-            nodes += [
-                helper.make_node("Shape", [flat], [f"{p}/size"], name=f"{p}/shape"),
-                helper.make_node("Sub", [f"{p}/size", f"{p}/one"], [f"{p}/last"], name=f"{p}/last"),
-                helper.make_node("Sub", [f"{p}/last", top_indices], [f"{p}/indices"], name=f"{p}/unreverse"),
-            ]
-    nodes.append(helper.make_node("Cast", [f"{p}/indices"], [f"{p}/float_indices"], name=f"{p}/cast",
-                                  to=TensorProto.FLOAT))
+            add("Shape", [flat], [f"{p}/size"], "shape")
+            add("Sub", [f"{p}/size", f"{p}/one"], [f"{p}/last"], "last")
+            add("Sub", [f"{p}/last", top_indices], [f"{p}/indices"], "unreverse")
+    add("Cast", [f"{p}/indices"], [f"{p}/float_indices"], "cast", to=TensorProto.FLOAT)
     rows = [f"{p}/values", f"{p}/float_indices"] if out_max_val else [f"{p}/float_indices"]
     for row in rows:
         nodes.append(helper.make_node("Unsqueeze", [row, f"{p}/axis0"], [f"{row}_row"], name=f"{row}_unsqueeze"))
     if out_max_val:
-        nodes.append(helper.make_node("Concat", [f"{r}_row" for r in rows], [output], name=f"{p}/concat", axis=0))
+        add("Concat", [f"{r}_row" for r in rows], [output], "concat", axis=0)
     else:
-        nodes.append(helper.make_node("Identity", [f"{rows[0]}_row"], [output], name=f"{p}/output"))
+        add("Identity", [f"{rows[0]}_row"], [output], "output")
     return nodes, inits
 
 

@@ -73,11 +73,6 @@ def _nan_detail(data: np.ndarray, got: np.ndarray, builtin: np.ndarray) -> str:
             f"{_short(_indices(builtin).tolist())}")
 
 
-def _lower_index_first(flat: np.ndarray, topk: int) -> np.ndarray:
-    """TopK-11's documented order: value descending, the lower index first (no NaN)."""
-    return np.argsort(-flat, kind="stable")[:topk]
-
-
 def _boundary_tie(flat: np.ndarray, chosen: np.ndarray) -> bool:
     """Whether the k-th value also occurs among the elements not chosen."""
     kth = flat[chosen[-1]]
@@ -102,13 +97,6 @@ def _run_ortops(case: Case) -> np.ndarray:
     return ortops_session(model(case)).run(None, {"data": case.inputs["data"]})[0]
 
 
-def _run_side_by_side(data: np.ndarray, attrs: dict) -> tuple[np.ndarray, np.ndarray]:
-    """(ortops, exact built-in composition), from one model: creating an ortops session costs
-    tens of milliseconds, so ortops' answer is taken from the side-by-side model."""
-    ours, builtin = ortops_session(arg_max_side_by_side(data.ndim, **attrs)).run(None, {"data": data})
-    return ours, builtin
-
-
 def _run_builtin(data: np.ndarray, attrs: dict, exact_ties: bool) -> np.ndarray:
     model = onnx_arg_max_equivalent_model(data.ndim, **attrs, exact_ties=exact_ties)
     return plain_session(model).run(None, {"data": data})[0]
@@ -129,29 +117,33 @@ def _versus(oracle: str, got: np.ndarray, want: np.ndarray) -> Check:
                  difference=difference("output", got, want, right=oracle))
 
 
-def _exact_check(case: Case, got: np.ndarray, builtin: np.ndarray) -> Check:
+def _builtin_check(oracle: str, case: Case, got: np.ndarray, builtin: np.ndarray) -> Check | None:
+    """agree when identical; explained (``nan``) when they differ on data holding NaN; else None."""
     data = case.inputs["data"]
     if _identical(builtin, got):
-        return Check(EXACT, "agree")
-    diff = difference("output", got, builtin, right=EXACT)
+        return Check(oracle, "agree")
     if has_nan(data):
-        return Check(EXACT, "explained", _NAN_NOTE, detail=_nan_detail(data, got, builtin), topic="nan",
-                     difference=diff)
-    return Check(EXACT, "unexplained", "results differ", detail=_describe(got, builtin), difference=diff)
+        return Check(oracle, "explained", _NAN_NOTE, detail=_nan_detail(data, got, builtin), topic="nan",
+                     difference=difference("output", got, builtin, right=oracle))
+    return None
+
+
+def _exact_check(case: Case, got: np.ndarray, builtin: np.ndarray) -> Check:
+    return _builtin_check(EXACT, case, got, builtin) or Check(
+        EXACT, "unexplained", "results differ", detail=_describe(got, builtin),
+        difference=difference("output", got, builtin, right=EXACT))
 
 
 def _naive_check(case: Case, got: np.ndarray) -> Check:
     data, attrs = case.inputs["data"], case.attrs
     naive = _run_builtin(data, attrs, exact_ties=False)
-    if _identical(naive, got):
-        return Check(NAIVE, "agree")
+    check = _builtin_check(NAIVE, case, got, naive)
+    if check is not None:
+        return check
     diff = difference("output", got, naive, right=NAIVE)
-    if has_nan(data):
-        return Check(NAIVE, "explained", _NAN_NOTE, detail=_nan_detail(data, got, naive), topic="nan",
-                     difference=diff)
     flat = data.reshape(-1)
     ours, theirs = _indices(got), _indices(naive)
-    rule = _lower_index_first(flat, attrs["topk"])
+    rule = np.argsort(-flat, kind="stable")[:attrs["topk"]]  # TopK-11's order: the lower index first among equals
     if not np.array_equal(theirs, rule):
         return Check(NAIVE, "unexplained", "ORT's TopK-11 did not follow its lower-index-first tie rule",
                      detail=f"ORT indices {theirs.tolist()}, the rule gives {rule.tolist()}", difference=diff)
@@ -188,10 +180,9 @@ def _onnx_slice_check(case: Case) -> Check:
         ours[position] = got
         if got == int(want[position]):
             agree += 1
-        elif not spec["select_last_index"] and np.count_nonzero(row == row.max()) > 1:
-            tied.append(f"slice {position}: {row.tolist()} -> ortops {got}, ONNX {int(want[position])}")
-        else:
-            wrong.append(f"slice {position}: {row.tolist()} -> ortops {got}, ONNX {int(want[position])}")
+            continue
+        line = f"slice {position}: {row.tolist()} -> ortops {got}, ONNX {int(want[position])}"
+        (tied if not spec["select_last_index"] and np.count_nonzero(row == row.max()) > 1 else wrong).append(line)
     oracle = f"{case.expected_from} (per slice along axis {spec['axis']})"
     summary = f"{agree} of {want.size} slices agree"
     diff = difference("index of each slice's maximum", ours, want, right=oracle)
@@ -241,7 +232,8 @@ def judge(case: Case) -> list[Check]:
     if "expected_error" in case.details:
         return _error_checks(case)
     data, attrs = case.inputs["data"], case.attrs
-    got, builtin = _run_side_by_side(data, attrs)
+    # ortops' answer from the side-by-side model: creating an ortops session costs tens of milliseconds
+    got, builtin = ortops_session(arg_max_side_by_side(data.ndim, **attrs)).run(None, {"data": data})
     ref = reference.arg_max(data, **attrs)
     checks = [_versus("reference", got, ref)]
     if case.expected is not None and "output" in case.expected:
@@ -285,12 +277,6 @@ def _openvino_explain(case: Case, got, want, ov) -> Check | None:
 # --- the standalone lowering, run natively in OpenVINO ------------------------------------------
 
 
-def _selection(ranks: np.ndarray, topk: int) -> np.ndarray:
-    """ncnn's selection on ``ranks`` (flat): descending, the higher index first among equals."""
-    backwards = np.argsort(-ranks[::-1], kind="stable")[:topk]
-    return ranks.size - 1 - backwards
-
-
 def _explain_standalone(case: Case, got, want) -> Check | None:
     """The standalone lowering run in OpenVINO (:mod:`ortops.conformance.lowering`): an
     explained check (topic ``"ties"``) when OpenVINO's answer is another valid selection.
@@ -313,7 +299,7 @@ def _explain_standalone(case: Case, got, want) -> Check | None:
     if case.attrs.get("out_max_val", 0) and not bitwise_same(out[0], flat[indices].astype(out.dtype)):
         return None
     ranks = order_ranks(flat).astype(np.float64)
-    chosen, ours = ranks[indices], ranks[_selection(ranks, topk)]
+    chosen, ours = ranks[indices], np.sort(ranks)[::-1][:topk]  # the values ortops selects, whichever equal ones
     if not (np.array_equal(np.sort(chosen), np.sort(ours)) and np.all(np.diff(chosen) <= 0)):
         return None
     return Check("", "explained", reason("ties", "openvino-onnx", case.op),

@@ -128,14 +128,8 @@ def _flat_index(ids: np.ndarray, block: int, positions: np.ndarray) -> np.ndarra
 
 
 def _top_k(flat: np.ndarray, k: int) -> np.ndarray:
-    """The k indices of ``flat`` in ncnn's order: value descending, the higher index first.
-
-    With tau the k-th largest block maximum (NaN largest), the top k are: every element above
-    tau (all in the fewer than k blocks whose maximum is above tau), in ncnn's order, then as
-    many elements equal to tau as are still needed, the highest indices first. Those are found
-    by scanning the blocks whose maximum is >= tau from the end: each block with maximum tau
-    holds at least one, so at most about 2k blocks are read, however many ties there are.
-    """
+    """The k indices of ``flat`` in ncnn's order (value descending, the higher index first), by
+    block maxima around tau, the k-th largest of them (NaN largest): the module's "topk>1"."""
     n = flat.size
     block = min(max(n // (8 * k), _BLOCK_MIN), _BLOCK_MAX)
     if -(-n // block) < 4 * k:

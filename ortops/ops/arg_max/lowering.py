@@ -89,14 +89,14 @@ def block_size(topk: int, shape: tuple | None, elem_type: int) -> int | None:
 SMALL = (16384, 65536)
 
 
-def session_path(topk: int, shape: tuple | None, elem_type: int) -> str:
+def session_path(attrs: dict, shapes: list, elem_types: list) -> str:
     """The faster exact path for a session (``OpSpec.session_path``): ``"lowered"`` on a static
     shape that is small (:data:`SMALL`) or where the prefilter applies (:func:`block_size`),
     else ``"pyop"`` (ortops' NumPy kernel)."""
-    n = static_size(shape)
+    n, topk = static_size(shapes[0]), attrs["topk"]
     if n is None:
         return "pyop"
-    return "lowered" if n <= SMALL[topk > 1] or block_size(topk, shape, elem_type) else "pyop"
+    return "lowered" if n <= SMALL[topk > 1] or block_size(topk, shapes[0], elem_types[0]) else "pyop"
 
 
 def _block(b, site) -> int | None:

@@ -26,14 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["run", "run_native", "logical_indices", "version"]
-
-
-def version() -> str:
-    """The imported ncnn's version."""
-    import ncnn
-
-    return ncnn.__version__
+__all__ = ["run", "run_native", "logical_indices"]
 
 
 def _layer(out_max_val: int, topk: int):

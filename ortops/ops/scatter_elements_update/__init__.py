@@ -6,6 +6,7 @@ nothing here is an import cycle."""
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 from ..spec import Deferred
 from .spec import SCATTER_ELEMENTS_UPDATE as _SPEC
@@ -13,29 +14,14 @@ from .spec import SCATTER_ELEMENTS_UPDATE as _SPEC
 __all__ = ["SCATTER_ELEMENTS_UPDATE"]
 
 
-def _reference():
-    from .reference import scatter_elements_update
-    return scatter_elements_update
+def _layers() -> SimpleNamespace:
+    """The layers a session and a runtime run, imported on the first use of any of them."""
+    from . import kernel, lowering, openvino, reference
+    return SimpleNamespace(reference=reference.scatter_elements_update, kernel=kernel.scatter_elements_update,
+                           openvino=openvino.convert, lowering=lowering)
 
 
-def _kernel():
-    from .kernel import scatter_elements_update
-    return scatter_elements_update
-
-
-def _openvino():
-    from .openvino import convert
-    return convert
-
-
-def _lowering():
-    from . import lowering
-    return lowering
-
-
-def _session_path(attrs: dict, shapes: list, elem_types: list) -> str:
-    return _lowering().session_path(shapes[0], shapes[2])
-
-
-SCATTER_ELEMENTS_UPDATE = replace(_SPEC, reference=Deferred(_reference), kernel=Deferred(_kernel),
-                                  openvino=Deferred(_openvino), lowering=_lowering, session_path=_session_path)
+SCATTER_ELEMENTS_UPDATE = replace(_SPEC, reference=Deferred(lambda: _layers().reference),
+                                  kernel=Deferred(lambda: _layers().kernel),
+                                  openvino=Deferred(lambda: _layers().openvino), lowering=lambda: _layers().lowering,
+                                  session_path=Deferred(lambda: _layers().lowering.session_path))

@@ -79,9 +79,7 @@ def ortops_model(p: dict):
     model = scatter_elements_update_model(TensorProto.FLOAT, len(p["data_shape"]), reduction=p["reduction"],
                                           use_init_val=p["use_init_val"])
     model.graph.initializer.append(numpy_helper.from_array(np.array([0], np.int64), "axis"))
-    inputs = [i for i in model.graph.input if i.name != "axis"]
-    del model.graph.input[:]
-    model.graph.input.extend(inputs)
+    del model.graph.input[3]  # axis
     return set_static_shapes(model, data=p["data_shape"], indices=p["updates_shape"], updates=p["updates_shape"])
 
 

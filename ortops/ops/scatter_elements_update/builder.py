@@ -19,6 +19,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from .reference import reduction_identity
 from .spec import SCATTER_ELEMENTS_UPDATE
 from ...builder.common import custom_node, dims, make_model
 
@@ -49,11 +50,10 @@ ONNX_REDUCTION = {"none": "none", "sum": "add", "prod": "mul", "min": "min", "ma
 #: Default-domain opset of :func:`scatter_mean_composition` (ScatterElements-18 for min/max).
 COMPOSITION_OPSET = 18
 
-_INTEGER_TYPES = (
-    TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
-    TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64,
-)
-_FLOAT_TYPES = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16)
+def _inputs(data_type: int, rank: int, indices_type: int) -> list:
+    """The graph inputs ``data``, ``indices`` and ``updates`` (indices and updates share one symbolic shape)."""
+    return [("data", data_type, dims(rank)), ("indices", indices_type, dims(rank, "n")),
+            ("updates", data_type, dims(rank, "n"))]
 
 
 def scatter_elements_update(data: str, indices: str, updates: str, axis: str, *, reduction: str = "none",
@@ -139,12 +139,8 @@ def scatter_elements_update_model(data_type: int, rank: int, *, reduction: str =
     """
     node = scatter_elements_update("data", "indices", "updates", "axis", reduction=reduction,
                                    use_init_val=use_init_val, name="scatter_elements_update")
-    return make_model(
-        [node],
-        [("data", data_type, dims(rank)), ("indices", indices_type, dims(rank, "n")),
-         ("updates", data_type, dims(rank, "n")), ("axis", axis_type, list(axis_shape))],
-        [("output", data_type, dims(rank))],
-    )
+    return make_model([node], [*_inputs(data_type, rank, indices_type), ("axis", axis_type, list(axis_shape))],
+                      [("output", data_type, dims(rank))])
 
 
 def onnx_scatter_elements_model(version: int, data_type: int, rank: int, *, axis: int = 0, reduction: str = "none",
@@ -155,13 +151,8 @@ def onnx_scatter_elements_model(version: int, data_type: int, rank: int, *, axis
     """
     node = onnx_scatter_elements(version, "data", "indices", "updates", axis=axis, reduction=reduction,
                                  name=f"onnx_scatter_elements_{version}")
-    return make_model(
-        [node],
-        [("data", data_type, dims(rank)), ("indices", indices_type, dims(rank, "n")),
-         ("updates", data_type, dims(rank, "n"))],
-        [("output", data_type, dims(rank))],
-        onnx_opset=SCATTER_ELEMENTS_VERSIONS[version],
-    )
+    return make_model([node], _inputs(data_type, rank, indices_type), [("output", data_type, dims(rank))],
+                      onnx_opset=SCATTER_ELEMENTS_VERSIONS[version])
 
 
 def scatter_elements_update_side_by_side(version: int, data_type: int, rank: int, *, axis: int,
@@ -199,14 +190,9 @@ def scatter_elements_update_side_by_side(version: int, data_type: int, rank: int
     nodes.append(onnx_scatter_elements(version, "data", standard_indices, "updates", axis=axis,
                                        reduction=ONNX_REDUCTION[reduction], output="onnx_output",
                                        name=f"onnx_scatter_elements_{version}"))
-    return make_model(
-        nodes,
-        [("data", data_type, dims(rank)), ("indices", indices_type, dims(rank, "n")),
-         ("updates", data_type, dims(rank, "n"))],
-        [("output", data_type, dims(rank)), ("onnx_output", data_type, dims(rank))],
-        onnx_opset=SCATTER_ELEMENTS_VERSIONS[version],
-        initializers=[axis_init],
-    )
+    return make_model(nodes, _inputs(data_type, rank, indices_type),
+                      [("output", data_type, dims(rank)), ("onnx_output", data_type, dims(rank))],
+                      onnx_opset=SCATTER_ELEMENTS_VERSIONS[version], initializers=[axis_init])
 
 
 def _constant_value(elem_type: int, value) -> onnx.TensorProto:
@@ -216,17 +202,9 @@ def _constant_value(elem_type: int, value) -> onnx.TensorProto:
 
 
 def _identity(reduction: str, elem_type: int):
-    """Where a touched target starts when ``use_init_val=0``: the reduction's identity."""
-    if elem_type == TensorProto.BOOL:
-        return reduction in ("prod", "min")  # AND starts at True, OR at False
-    if reduction in ("sum", "mean"):
-        return 0
-    if reduction == "prod":
-        return 1
-    if elem_type in _FLOAT_TYPES:
-        return np.inf if reduction == "min" else -np.inf
-    info = np.iinfo(helper.tensor_dtype_to_np_dtype(elem_type))
-    return info.max if reduction == "min" else info.min
+    """Where a touched target starts when ``use_init_val=0``: the reduction's identity (bfloat16's is float32's)."""
+    return reduction_identity(reduction, helper.tensor_dtype_to_np_dtype(
+        TensorProto.FLOAT if elem_type == TensorProto.BFLOAT16 else elem_type))
 
 
 def scatter_mean_composition(data_type: int, rank: int, *, axis: int, reduction: str = "mean",
@@ -324,7 +302,7 @@ def scatter_mean_composition(data_type: int, rank: int, *, axis: int, reduction:
         scatter(reset, "updates", ONNX_REDUCTION[reduction], "output")
     else:
         work_type = data_type
-        if data_type in _INTEGER_TYPES and data_type != TensorProto.UINT64:
+        if helper.tensor_dtype_to_np_dtype(data_type).kind in "iu" and data_type != TensorProto.UINT64:
             work_type = TensorProto.INT64
         data_w, updates_w = "data", "updates"
         if work_type != data_type:
@@ -352,10 +330,5 @@ def scatter_mean_composition(data_type: int, rank: int, *, axis: int, reduction:
             add("Cast", [mean], "output", to=data_type)
         else:
             nodes.append(helper.make_node("Identity", [mean], ["output"], name="output"))
-    return make_model(
-        nodes,
-        [("data", data_type, dims(rank)), ("indices", indices_type, dims(rank, "n")),
-         ("updates", data_type, dims(rank, "n"))],
-        [("output", data_type, dims(rank))],
-        onnx_opset=COMPOSITION_OPSET,
-    )
+    return make_model(nodes, _inputs(data_type, rank, indices_type), [("output", data_type, dims(rank))],
+                      onnx_opset=COMPOSITION_OPSET)

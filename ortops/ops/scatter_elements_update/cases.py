@@ -19,11 +19,8 @@ __all__ = ["CASE_SOURCES", "seed_cases", "onnx_backend_cases", "generated_cases"
 
 def _case(name, source, data, indices, updates, axis, *, reduction="none", use_init_val=1, versions=(),
           scalar_axis=False, **kw) -> Case:
-    """A case; ``axis`` becomes an integer array of shape (1,), or () with ``scalar_axis``."""
-    axis = np.asarray(axis)
-    if axis.dtype.kind not in "iu":
-        axis = axis.astype(np.int64)
-    axis = axis.reshape(()) if scalar_axis else axis.reshape(1)
+    """A case; ``axis`` (an integer, of its own dtype) becomes an array of shape (1,), or () with ``scalar_axis``."""
+    axis = np.asarray(axis).reshape(() if scalar_axis else 1)
     inputs = {"data": np.asarray(data), "indices": np.asarray(indices), "updates": np.asarray(updates), "axis": axis}
     attrs = {"reduction": reduction, "use_init_val": use_init_val}
     return Case(name, OP, source, inputs, attrs, onnx_versions=tuple(versions), **kw)

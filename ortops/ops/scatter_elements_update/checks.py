@@ -26,38 +26,30 @@ def check_scatter_elements_update(
     [-rank, rank-1], an index outside [-d, d-1] (d = data.shape[axis]), or mean on bool.
     """
     op = "ScatterElementsUpdate"
+
+    def fail(detail: str, kind: str):
+        raise OpError(op, detail, node_name, kind=kind)
+
     if not np.issubdtype(indices.dtype, np.integer):
-        raise OpError(op, f"input 'indices' has dtype {indices.dtype}; it must be an integer type", node_name,
-                      kind="dtype")
+        fail(f"input 'indices' has dtype {indices.dtype}; it must be an integer type", "dtype")
     axis_value = scalar_integer(op, "axis", axis, node_name)
     if indices.ndim != data.ndim:
-        raise OpError(
-            op, f"indices has rank {indices.ndim} (shape {indices.shape}); it must equal the rank of data "
-            f"{data.ndim} (shape {data.shape})", node_name, kind="shape",
-        )
+        fail(f"indices has rank {indices.ndim} (shape {indices.shape}); it must equal the rank of data {data.ndim} "
+             f"(shape {data.shape})", "shape")
     if updates.shape != indices.shape:
-        raise OpError(
-            op, f"updates has shape {updates.shape}; it must equal the shape of indices {indices.shape}", node_name,
-            kind="shape",
-        )
+        fail(f"updates has shape {updates.shape}; it must equal the shape of indices {indices.shape}", "shape")
     axis_value = normalize_axis(op, axis_value, data.ndim, node_name)
     for d, (n_idx, n_data) in enumerate(zip(indices.shape, data.shape)):
         if d != axis_value and n_idx > n_data:
-            raise OpError(
-                op, f"indices.shape[{d}]={n_idx} exceeds data.shape[{d}]={n_data} (shape {indices.shape} vs "
-                f"{data.shape}); only the axis dimension {axis_value} may be larger", node_name, kind="shape",
-            )
+            fail(f"indices.shape[{d}]={n_idx} exceeds data.shape[{d}]={n_data} (shape {indices.shape} vs "
+                 f"{data.shape}); only the axis dimension {axis_value} may be larger", "shape")
     if reduction == "mean" and data.dtype == np.bool_:
-        raise OpError(op, "reduction='mean' is not defined for bool data (OpenVINO ScatterElementsUpdate-12)", node_name,
-                      kind="dtype")
+        fail("reduction='mean' is not defined for bool data (OpenVINO ScatterElementsUpdate-12)", "dtype")
     if indices.size:
         dim = data.shape[axis_value]
         low, high = int(indices.min()), int(indices.max())
         if low < -dim or high > dim - 1:
-            bad = low if low < -dim else high
             valid = f"[{-dim}, {dim - 1}]" if dim else "empty because the axis has length 0"
-            raise OpError(
-                op, f"index {bad} is outside {valid} for axis {axis_value} of data shape {data.shape}", node_name,
-                kind="index_range",
-            )
+            fail(f"index {low if low < -dim else high} is outside {valid} for axis {axis_value} of data shape "
+                 f"{data.shape}", "index_range")
     return axis_value

@@ -44,8 +44,6 @@ __all__ = ["OP", "judge", "topics", "model", "expected", "flat_targets", "OPENVI
 OP = "ScatterElementsUpdate"
 
 _NONE_DUPLICATES = reason("ties", "onnxruntime", OP)
-_FLOAT32_ACCUMULATION = reason("float-accumulation", "onnxruntime", OP)
-_NAN_MIN_MAX = reason("nan", "onnxruntime", OP)
 _TRUNCATING_DIV = reason("integer-mean-rounding", "onnxruntime", OP)
 _COMPOSITION_OVERFLOW = reason("narrow-type-overflow", "onnxruntime", OP)
 _CAST_INDICES = "indices reach the standard nodes as int64 (their Tind is int32 or int64 only)"
@@ -107,11 +105,6 @@ def _observe(oracle: str, run: Callable, missing: str, rejects: str):
 # ----------------------------------------------------------------------------- comparing
 
 
-def _mismatch(got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """Mask of positions where ``got`` and ``want`` differ (NaN equals NaN)."""
-    return ~equal(got, want)
-
-
 def _versus(oracle: str, got: np.ndarray, want: np.ndarray, detail: str = "", left: str = "ortops") -> Check:
     if same(got, want):
         return Check(oracle, "agree", detail=detail)
@@ -125,8 +118,7 @@ def flat_targets(shape, indices, axis: int) -> np.ndarray:
     [-d, d-1] (negative ones count from the end)."""
     indices = np.asarray(indices)
     axis = axis + len(shape) if axis < 0 else axis
-    coords = list(np.indices(indices.shape, dtype=np.int64)) if indices.size else [
-        np.zeros(indices.shape, np.int64) for _ in range(indices.ndim)]
+    coords = list(np.indices(indices.shape, dtype=np.int64))
     coords[axis] = indices.astype(np.int64) % max(shape[axis], 1)
     return np.ravel_multi_index(coords, shape).reshape(-1)
 
@@ -170,17 +162,18 @@ def _explain(case: Case, oracle: str, got: np.ndarray, other: np.ndarray) -> Che
     data, updates = case.inputs["data"], case.inputs["updates"]
     reduction = case.attrs["reduction"]
     diff = difference("output", got, other, right=oracle)
+    simulated = None  # ORT's sequential arithmetic reproduces NaN in min/max and float32 accumulation
     if data.dtype.kind == "f" and reduction in ("min", "max") and (has_nan(data) or has_nan(updates)):
-        if same(_sequential(case, data.dtype, wrapping=True, mean="trunc", keep_acc=True), other):
-            return Check(oracle, "explained", _NAN_MIN_MAX, topic="nan", difference=diff)
-    if data.dtype == np.float32 and reduction in ("sum", "prod", "mean"):
-        if same(_sequential(case, data.dtype, wrapping=True, mean="trunc", keep_acc=True), other):
-            return Check(oracle, "explained", _FLOAT32_ACCUMULATION, topic="float-accumulation", difference=diff)
+        simulated = "nan"
+    elif data.dtype == np.float32 and reduction in ("sum", "prod", "mean"):
+        simulated = "float-accumulation"
+    if simulated and same(_sequential(case, data.dtype, keep_acc=True), other):
+        return Check(oracle, "explained", reason(simulated, "onnxruntime", OP), topic=simulated, difference=diff)
     if data.dtype.kind in "iu" and reduction == "mean":
         sums = _exact_sums(case)
         low, high = (0, 2**64 - 1) if data.dtype == np.uint64 else (-(2**63), 2**63 - 1)
         overflow = np.vectorize(lambda s: not low <= s <= high, otypes=[bool])(sums)
-        if overflow.any() and not (_mismatch(got, other) & ~overflow).any():
+        if overflow.any() and not (~equal(got, other) & ~overflow).any():
             return Check(oracle, "explained", _COMPOSITION_OVERFLOW, topic="narrow-type-overflow", difference=diff,
                          detail=f"{int(overflow.sum())} exact sums out of range; {diff.describe()}")
     return Check(oracle, "unexplained", "results differ", difference=diff)
@@ -252,7 +245,7 @@ def _builtin_versus(case: Case, oracle: str, got: np.ndarray, builtin: np.ndarra
     compared = f"compared the {defined} positions with at most one update strictly; {int(several.sum())} receive several"
     if same(got[several], builtin[several]):
         return Check(oracle, "agree", detail=f"{compared} (undefined order): ORT also kept the last update there")
-    differ = int(_mismatch(got[several], builtin[several]).sum())
+    differ = int((~equal(got[several], builtin[several])).sum())
     return Check(oracle, "explained", _NONE_DUPLICATES, detail=f"{compared}; ORT differs at {differ} of them",
                  topic="ties", difference=difference("output", got, builtin, right=oracle,
                                                      note="differences only where several updates meet"))
@@ -264,11 +257,8 @@ def _builtin_versus(case: Case, oracle: str, got: np.ndarray, builtin: np.ndarra
 def _composition_checks(case: Case, got: np.ndarray) -> list[Check]:
     data = case.inputs["data"]
     reduction, use_init_val = case.attrs["reduction"], case.attrs["use_init_val"]
-    roundings = ["floor"]
-    if reduction == "mean" and data.dtype.kind == "i":
-        roundings.append("trunc")
     checks = []
-    for rounding in roundings:
+    for rounding in ("floor", "trunc") if reduction == "mean" and data.dtype.kind == "i" else ("floor",):
         oracle = "onnxruntime composition" + (" with plain integer Div" if rounding == "trunc" else "")
         feed, indices_type, note = _standard_feed(case)
         model = scatter_mean_composition(np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=_axis_value(case),
@@ -283,15 +273,13 @@ def _composition_checks(case: Case, got: np.ndarray) -> list[Check]:
             continue
         if same(got, output):
             checks.append(Check(oracle, "agree", detail=note))
-        elif rounding == "trunc":
-            checks.append(_explain_trunc(case, oracle, got, output))
         else:
-            checks.append(_explain(case, oracle, got, output))
+            checks.append((_explain_trunc if rounding == "trunc" else _explain)(case, oracle, got, output))
     return checks
 
 
 def _explain_trunc(case: Case, oracle: str, got: np.ndarray, output: np.ndarray) -> Check:
-    differ = _mismatch(got, output)
+    differ = ~equal(got, output)
     sums = _exact_sums(case)
     one_above = output.astype(np.int64)[differ] - got.astype(np.int64)[differ] == 1
     negative = np.array([s < 0 for s in sums[differ]], bool)
@@ -335,12 +323,6 @@ def _rejected_builtin_checks(case: Case, error: OpError) -> list[Check]:
     return checks
 
 
-def _plain_axis(case: Case) -> bool:
-    """Whether the case's axis input is what the side-by-side model feeds: int64, shape (1,)."""
-    axis = case.inputs["axis"]
-    return axis.dtype == np.int64 and axis.shape == (1,)
-
-
 def judge(case: Case) -> list[Check]:
     """Run one ScatterElementsUpdate case through ortops in ORT and judge it against every oracle.
 
@@ -352,13 +334,10 @@ def judge(case: Case) -> list[Check]:
     data, indices, updates, axis = (case.inputs[k] for k in ("data", "indices", "updates", "axis"))
     runs: dict = {}
     got, got_error = None, None
-    if case.onnx_versions and _plain_axis(case):
+    if case.onnx_versions and axis.dtype == np.int64 and axis.shape == (1,):  # what the side-by-side model feeds
         first = case.onnx_versions[0]
-        try:
-            runs[first] = _side_by_side(case, first)
-        except OpError as exc:
-            got_error = exc
-        if isinstance(runs.get(first), tuple):
+        runs[first], got_error = _attempt(lambda: _side_by_side(case, first))
+        if isinstance(runs[first], tuple):
             got = runs[first][0]
     if got is None and got_error is None:
         got, got_error = _attempt(lambda: _run_ortops(case))
@@ -438,13 +417,13 @@ def _float32_floor_div(total: int, count: int) -> int:
     return int(np.trunc(np.float32(wrap(total - remainder, np.dtype(np.int32))) / c))
 
 
-def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool = False,
+def _sequential(case: Case, work, *, wrapping: bool = True, float32_mean: bool = False, keep_acc: bool = False,
                 reciprocal: bool = False, identity=None) -> np.ndarray:
     """ScatterElementsUpdate computed sequentially in row-major order of ``indices``, as
     OpenVINO's CPU plugin and ORT's ScatterElements do: inputs converted to ``work`` (int32
     wraps, float32 rounds), each update combined in ``work`` (integers wrap when ``wrapping``,
-    else exact), the integer mean divided by ``mean`` ("trunc" toward zero, "floor", or
-    "float32": :func:`_float32_floor_div`), the float mean divided by the count, or with
+    else exact), the integer mean divided with truncation toward zero (with ``float32_mean``:
+    :func:`_float32_floor_div`), the float mean divided by the count, or with
     ``reciprocal`` multiplied by its reciprocal (two roundings: OpenVINO's CPU ``Divide``, which
     the standalone composition's mean meets), float max/min as the CPU plugin's
     ``u > acc ? u : acc`` (a NaN update never wins) or, with ``keep_acc``, ORT's
@@ -471,9 +450,8 @@ def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool =
             to_work(np.array(reduction_identity(reduction, np.dtype(identity)), identity), work)[()]
         acc = out[target] if use_init else start
         acc = int(acc) if is_int else work.type(acc)
-        count = 1 if use_init else 0
+        count = (1 if use_init else 0) + len(values)
         for v in values:
-            count += 1
             if is_int:
                 v = int(v)
                 acc = {"sum": acc + v, "mean": acc + v, "prod": acc * v, "max": v if v > acc else acc,
@@ -485,13 +463,13 @@ def _sequential(case: Case, work, *, wrapping: bool, mean: str, keep_acc: bool =
                        "min": lambda: acc if (acc < v if keep_acc else not v < acc) else v}[reduction]()
         if reduction == "mean":
             if is_int:
-                acc = {"trunc": _trunc_div, "float32": _float32_floor_div}.get(mean, int.__floordiv__)(acc, count)
+                acc = (_float32_floor_div if float32_mean else _trunc_div)(acc, count)
             elif reciprocal:
                 acc = acc * (work.type(1) / work.type(count))
             else:
                 acc = acc / work.type(count)
         out[target] = wrap(acc, work) if is_int else acc
-    if reduction == "mean" and mean == "float32":  # the composition divides every element, untouched ones by 1
+    if reduction == "mean" and float32_mean:  # the composition divides every element, untouched ones by 1
         for untouched in zip(*np.nonzero(_counts(case) == 0)):
             out[untouched] = wrap(_float32_floor_div(int(out[untouched]), 1), work)
     with np.errstate(all="ignore"):
@@ -518,36 +496,45 @@ def _hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.ndarray]]]:
     hyps = []
     if dtype.kind in "iu" and reduction == "mean":
         hyps.append(("integer-mean-rounding", "the exact sum divided with truncation toward zero",
-                     lambda: _sequential(case, dtype, wrapping=False, mean="trunc")))
+                     lambda: _sequential(case, dtype, wrapping=False)))
         hyps.append(("narrow-type-overflow", f"the sum accumulated in {dtype} (wrapping), divided with truncation "
-                     "toward zero", lambda: _sequential(case, dtype, wrapping=True, mean="trunc")))
+                     "toward zero", lambda: _sequential(case, dtype)))
+    work = None
     if dtype == np.float64:
-        hyps.append(("float64-precision", "the CPU plugin's float32 arithmetic, sequentially (inputs saturated to "
-                     "float32's range)", lambda: _sequential(case, np.float32, wrapping=True, mean="trunc")))
-    elif dtype == np.uint64 or dtype in (np.int64, np.uint32):
-        hyps.append(("uint64" if dtype == np.uint64 else "int32-narrowing", "the CPU plugin's int32 arithmetic "
-                     "(wrapping, truncating mean)", lambda: _sequential(case, np.int32, wrapping=True, mean="trunc")))
-    elif dtype == np.float32 and reduction in ("sum", "prod", "mean"):
-        hyps.append(("float-accumulation", "float32 accumulation, one rounding per update",
-                     lambda: _sequential(case, np.float32, wrapping=True, mean="trunc")))
-    elif dtype == np.float16 and reduction in ("sum", "prod", "mean"):
-        hyps.append(("float16-bfloat16", "float16 accumulation, one rounding per update",
-                     lambda: _sequential(case, np.float16, wrapping=True, mean="trunc")))
+        topic, what, work = "float64-precision", ("the CPU plugin's float32 arithmetic, sequentially (inputs "
+                                                  "saturated to float32's range)"), np.float32
+    elif dtype in (np.uint64, np.int64, np.uint32):
+        topic = "uint64" if dtype == np.uint64 else "int32-narrowing"
+        what, work = "the CPU plugin's int32 arithmetic (wrapping, truncating mean)", np.int32
+    elif dtype in (np.float32, np.float16) and reduction in ("sum", "prod", "mean"):
+        topic = "float-accumulation" if dtype == np.float32 else "float16-bfloat16"
+        what, work = f"{dtype} accumulation, one rounding per update", dtype
+    if work is not None:
+        hyps.append((topic, what, lambda: _sequential(case, work)))
     return hyps
+
+
+def _reproduced(case: Case, got, want, hypotheses) -> Check | None:
+    """The explained check of the first hypothesis ``(topic, what, recompute)`` whose
+    recomputation OpenVINO's answer matches, else None."""
+    for topic, what, recompute in hypotheses:
+        if _openvino_matches(case, got, [recompute()])[0]:
+            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
+                           f"{first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)}; OpenVINO's answer "
+                           f"equals {what}: {short(got)}")
+    return None
 
 
 def _openvino_explain(case: Case, got, want, ov=None) -> Check | None:
     """An explained check when a known behaviour of OpenVINO accounts for the difference."""
-    diff = first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)
-    for topic, what, recompute in _hypotheses(case):
-        if _openvino_matches(case, got, [recompute()])[0]:
-            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
-                            f"{diff}; OpenVINO's answer equals {what}: {short(got)}")
-    if has_nan(case.inputs["data"]) or has_nan(case.inputs["updates"]):
+    explained = _reproduced(case, got, want, _hypotheses(case))
+    if explained is None and (has_nan(case.inputs["data"]) or has_nan(case.inputs["updates"])):
         evidence = _nan_evidence(case, got, want)
         if evidence:
-            return verdict("openvino", "explained", "nan", reason("nan", "openvino"), f"{diff}; {evidence}; OpenVINO: {short(got)}")
-    return None
+            return verdict("openvino", "explained", "nan", reason("nan", "openvino"),
+                           f"{first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)}; {evidence}; "
+                           f"OpenVINO: {short(got)}")
+    return explained
 
 
 def _standalone_hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.ndarray]]]:
@@ -558,18 +545,18 @@ def _standalone_hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.n
     if reduction == "mean" and dtype.kind in "iu":
         what = ("the composition as the plugin computes it: the int64 sum in int32 (wrapping), its integer Mod and "
                 "Div in float32")
-        return [("int32-narrowing", what, lambda: _sequential(case, np.int32, wrapping=True, mean="float32"))]
+        return [("int32-narrowing", what, lambda: _sequential(case, np.int32, float32_mean=True))]
     if reduction == "mean" and dtype.kind == "f":
         work = np.dtype(np.float32) if dtype == np.float64 else dtype
         topic = "float64-precision" if dtype == np.float64 else "float-accumulation"
         what = f"its arithmetic simulated in order: the sum in {work}, one rounding per update, then times 1/count " \
                "(its Divide)"
-        return [(topic, what, lambda: _sequential(case, work, wrapping=True, mean="trunc", reciprocal=True))]
+        return [(topic, what, lambda: _sequential(case, work, reciprocal=True))]
     if reduction in ("min", "max") and not use_init and dtype in (np.int64, np.uint32, np.uint64):
         topic = "uint64" if dtype == np.uint64 else "int32-narrowing"
         what = f"the plugin's int32 arithmetic from the composition's identity, {dtype}'s {reduction} identity " \
                "narrowed to int32"
-        return [(topic, what, lambda: _sequential(case, np.int32, wrapping=True, mean="trunc", identity=dtype))]
+        return [(topic, what, lambda: _sequential(case, np.int32, identity=dtype))]
     return []
 
 
@@ -580,14 +567,7 @@ def _explain_standalone(case: Case, got, want) -> Check | None:
     a float mean's ``Div`` as a product with the reciprocal; an integer mean's int64 sum in
     int32 and its ``Mod`` and ``Div`` in float32; a narrowed identity with ``use_init_val=0``)."""
     explained = _openvino_explain(case, got, want)
-    if explained is not None:
-        return explained
-    for topic, what, recompute in _standalone_hypotheses(case):
-        if _openvino_matches(case, got, [recompute()])[0]:
-            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
-                           f"{first_difference(SCATTER_ELEMENTS_UPDATE.outputs, got, want)}; OpenVINO's answer "
-                           f"equals {what}: {short(got)}")
-    return None
+    return explained if explained is not None else _reproduced(case, got, want, _standalone_hypotheses(case))
 
 
 #: How OpenVINO's answer is judged (:class:`ortops.conformance.contracts.OpenVinoJudge`).
@@ -620,7 +600,7 @@ def _judge(capture: Capture, targets: np.ndarray, slice_shape: tuple, reduction:
     lead = data.shape[:data.ndim - len(slice_shape)]
     differ = ~equal(base, other).reshape(int(np.prod(lead, dtype=np.int64)), -1).any(axis=1)
     differ_at = np.flatnonzero(differ)
-    counts = np.bincount(targets, minlength=differ.shape[0]) if targets.size else np.zeros(differ.shape[0], int)
+    counts = np.bincount(targets, minlength=differ.shape[0])
     duplicated = counts[differ_at] > 1
     nan_at = np.zeros(differ.shape[0], bool)
     if data.dtype.kind == "f":
@@ -651,20 +631,6 @@ def _judge(capture: Capture, targets: np.ndarray, slice_shape: tuple, reduction:
                                 f"a single update and no NaN (first: flat target {first})")
 
 
-def _elements(capture: Capture, axis: int, reduction: str) -> Finding:
-    data, indices, updates = (np.asarray(a) for a in capture.inputs[:3])
-    return _judge(capture, flat_targets(data.shape, indices, axis), (), reduction, updates)
-
-
-def _scatter_elements(capture: Capture) -> Finding:
-    return _elements(capture, attribute(capture.node, "axis", 0), attribute(capture.node, "reduction", "none"))
-
-
-def _scatter_elements_update(capture: Capture) -> Finding:
-    axis = int(np.asarray(capture.inputs[3]).reshape(-1)[0])
-    return _elements(capture, axis, attribute(capture.node, "reduction", "none"))
-
-
 def _scatter_nd(capture: Capture) -> Finding:
     data, indices, updates = (np.asarray(a) for a in capture.inputs[:3])
     q = indices.shape[-1]
@@ -672,7 +638,14 @@ def _scatter_nd(capture: Capture) -> Finding:
                   updates)
 
 
-def _check_indices(axis_of):
+def _elements(axis_of) -> Audit:
+    """The audit of a scatter of elements whose axis ``axis_of(node, inputs)`` gives, with its
+    precheck of the indices."""
+    def audit(capture: Capture) -> Finding:
+        data, indices, updates = (np.asarray(a) for a in capture.inputs[:3])
+        targets = flat_targets(data.shape, indices, axis_of(capture.node, capture.inputs))
+        return _judge(capture, targets, (), attribute(capture.node, "reduction", "none"), updates)
+
     def precheck(node, inputs) -> Finding | None:
         data, indices = inputs[0], inputs[1]
         if data is None or indices is None or not np.asarray(indices).size:
@@ -687,7 +660,7 @@ def _check_indices(axis_of):
                            f"index {low if low < -dim else high} is outside [{-dim}, {dim - 1}] for axis {axis}")
         return None
 
-    return precheck
+    return Audit(audit, precheck=precheck)
 
 
 def _check_nd(node, inputs) -> Finding | None:
@@ -702,10 +675,16 @@ def _check_nd(node, inputs) -> Finding | None:
     return None
 
 
+def _attribute_axis(node, inputs) -> int:
+    return attribute(node, "axis", 0)
+
+
+def _input_axis(node, inputs) -> int | None:
+    return None if inputs[3] is None else int(np.asarray(inputs[3]).reshape(-1)[0])
+
+
 AUDITS = {
-    ("", "ScatterElements"): Audit(_scatter_elements, precheck=_check_indices(lambda n, i: attribute(n, "axis", 0))),
+    ("", "ScatterElements"): _elements(_attribute_axis),
     ("", "ScatterND"): Audit(_scatter_nd, precheck=_check_nd),
-    (OPENVINO_DOMAIN, "ScatterElementsUpdate"): Audit(
-        _scatter_elements_update,
-        precheck=_check_indices(lambda n, i: None if i[3] is None else int(np.asarray(i[3]).reshape(-1)[0]))),
+    (OPENVINO_DOMAIN, "ScatterElementsUpdate"): _elements(_input_axis),
 }

@@ -66,16 +66,14 @@ def scatter_elements_update(data, indices, updates, axis, *, reduction="none", u
 
 def _compute(flat_data, values, chunks, reduction, use_init_val) -> np.ndarray:
     if reduction == "none":
-        result = _none(flat_data, values, chunks)
-    elif flat_data.dtype == np.bool_:
-        result = _bool(flat_data, values, chunks, reduction, use_init_val)
-    elif reduction == "mean":
-        result = _mean(flat_data, values, chunks, use_init_val)
-    elif flat_data.dtype.kind == "f" and reduction in ("min", "max"):
-        result = _float_min_max(flat_data, values, chunks, reduction, use_init_val)
-    else:
-        result = _fold(flat_data, values, chunks, reduction, use_init_val)
-    return result
+        return _none(flat_data, values, chunks)
+    if flat_data.dtype == np.bool_:
+        return _bool(flat_data, values, chunks, reduction, use_init_val)
+    if reduction == "mean":
+        return _mean(flat_data, values, chunks, use_init_val)
+    if flat_data.dtype.kind == "f" and reduction in ("min", "max"):
+        return _float_min_max(flat_data, values, chunks, reduction, use_init_val)
+    return _fold(flat_data, values, chunks, reduction, use_init_val)
 
 
 class _TargetChunks:
@@ -119,9 +117,6 @@ class _TargetChunks:
         step = max(1, CHUNK)
         return [(r, r + 1, c, min(c + step, self.cols)) for r in range(self.rows) for c in range(0, self.cols, step)]
 
-    def __iter__(self) -> Iterator[tuple[np.ndarray, slice]]:
-        return self.iterate()
-
     def iterate(self, reverse: bool = False) -> Iterator[tuple[np.ndarray, slice]]:
         """Yield ``(targets, where)``: int64 flat targets of one chunk and the slice of the
         flattened ``indices`` they belong to. ``targets`` is a reused buffer; along axis 0 a
@@ -139,6 +134,8 @@ class _TargetChunks:
             if self.trail is not None:
                 block += self.trail[None, c0:c1]
             yield block.reshape(-1), slice(r0 * self.cols + c0, (r1 - 1) * self.cols + c1)
+
+    __iter__ = iterate
 
 
 def _offsets(ishape, strides, axis) -> np.ndarray | None:

@@ -50,12 +50,12 @@ _BIG = 2 ** 62  # an integer key above every position key
 SMALL = 8192
 
 
-def session_path(data_shape: tuple | None, updates_shape: tuple | None) -> str:
+def session_path(attrs: dict, shapes: list, elem_types: list) -> str:
     """The faster exact path for a session (``OpSpec.session_path``): ``"lowered"`` where data
     and updates have static shapes of at most :data:`SMALL` elements each, else ``"pyop"``
     (ortops' NumPy kernel). Where the node cannot be lowered (the axis not a constant, float16
     sums, ...), the session keeps the PyOp all the same."""
-    sizes = (static_size(data_shape), static_size(updates_shape))
+    sizes = (static_size(shapes[0]), static_size(shapes[2]))  # data and updates
     return "lowered" if all(n is not None and n <= SMALL for n in sizes) else "pyop"
 
 

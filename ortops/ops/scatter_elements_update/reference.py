@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -80,7 +81,10 @@ def scatter_elements_update(
     """
     data, indices, updates = np.asarray(data), np.asarray(indices), np.asarray(updates)
     attrs = SCATTER_ELEMENTS_UPDATE.parse_attributes({"reduction": reduction, "use_init_val": use_init_val})
-    _check_dtypes(data.dtype, updates.dtype)
+    SCATTER_ELEMENTS_UPDATE.check_dtype("data", data.dtype)
+    if updates.dtype != data.dtype:
+        raise OpError(SCATTER_ELEMENTS_UPDATE.op_type, f"input 'updates' has dtype {updates.dtype}; it must equal the "
+                      f"dtype of data {data.dtype}", kind="dtype")
     axis = _validate(data, indices, updates, np.asarray(axis), attrs["reduction"])
     return _scatter_elements_update(data, indices, updates, axis, attrs["reduction"], attrs["use_init_val"])
 
@@ -122,13 +126,6 @@ def _validate(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: 
                                             "empty because the axis has length 0")
              + f" for axis {value} of data shape {data.shape}", "index_range")
     return value
-
-
-def _check_dtypes(data_dtype: np.dtype, updates_dtype: np.dtype) -> None:
-    SCATTER_ELEMENTS_UPDATE.check_dtype("data", data_dtype)
-    if updates_dtype != data_dtype:
-        raise OpError(SCATTER_ELEMENTS_UPDATE.op_type, f"input 'updates' has dtype {updates_dtype}; it must equal the "
-                      f"dtype of data {data_dtype}", kind="dtype")
 
 
 def _scatter_elements_update(
@@ -203,17 +200,10 @@ def _float_max(result: float, operand: float) -> float:
     return operand if operand > result else result
 
 
+_INTEGER = {"sum": operator.add, "prod": operator.mul, "min": min, "max": max}
 _COMBINE = {
-    # Integers: exact Python ints, wrapped after every step by _reduce.
-    "i": {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b, "min": min, "max": max},
-    "u": {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b, "min": min, "max": max},
-    # Floats: Python floats are float64.
-    "f": {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b, "min": _float_min, "max": _float_max},
-    # bool: sum is OR, prod is AND (spec); min is AND, max is OR.
-    "b": {
-        "sum": lambda a, b: a or b,
-        "prod": lambda a, b: a and b,
-        "min": lambda a, b: a and b,
-        "max": lambda a, b: a or b,
-    },
+    "i": _INTEGER,  # exact Python ints, wrapped after every step by _reduce
+    "u": _INTEGER,
+    "f": {"sum": operator.add, "prod": operator.mul, "min": _float_min, "max": _float_max},  # Python floats: float64
+    "b": {"sum": operator.or_, "prod": operator.and_, "min": operator.and_, "max": operator.or_},  # sum OR, prod AND
 }

@@ -5,6 +5,7 @@ layers import ``spec`` and the core, never this module, so nothing here is an im
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 from ..spec import Deferred
 from .spec import TOP_K as _SPEC
@@ -12,25 +13,13 @@ from .spec import TOP_K as _SPEC
 __all__ = ["TOP_K"]
 
 
-def _reference():
-    from .reference import top_k
-    return top_k
+def _layers() -> SimpleNamespace:
+    """The layers a session and a runtime run, imported on the first use of any of them."""
+    from . import kernel, lowering, openvino, reference
+    return SimpleNamespace(reference=reference.top_k, kernel=kernel.top_k, openvino=openvino.convert,
+                           lowering=lowering)
 
 
-def _kernel():
-    from .kernel import top_k
-    return top_k
-
-
-def _openvino():
-    from .openvino import convert
-    return convert
-
-
-def _lowering():
-    from . import lowering
-    return lowering
-
-
-TOP_K = replace(_SPEC, reference=Deferred(_reference), kernel=Deferred(_kernel), openvino=Deferred(_openvino),
-                lowering=_lowering)
+TOP_K = replace(_SPEC, reference=Deferred(lambda: _layers().reference),
+                kernel=Deferred(lambda: _layers().kernel), openvino=Deferred(lambda: _layers().openvino),
+                lowering=lambda: _layers().lowering)

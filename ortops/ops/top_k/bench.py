@@ -63,12 +63,8 @@ def cases(tiny: bool, have_openvino: bool, reference) -> list:
             unsorted = ("built-in sorted=0",) if sort == "none" else ()
             case = Case("TopK", name(p), p, ("ortops", "built-in", *unsorted, *ov, *ref), notes=notes)
             targets = case.targets.setdefault("ortops", [])
-            if (shape, axis, k) in PREFILTERED and sort != "none":
-                targets.append(Target("≤0.7× built-in", (case.id, "built-in"), 0.7))
-            elif shape == (1, 8):
-                targets.append(Target("≤1.5× built-in", (case.id, "built-in"), 1.5))
-            else:
-                targets.append(Target("≤1.2× built-in", (case.id, "built-in"), 1.2))
+            ratio = 0.7 if (shape, axis, k) in PREFILTERED and sort != "none" else 1.5 if shape == (1, 8) else 1.2
+            targets.append(Target(f"≤{ratio}× built-in", (case.id, "built-in"), ratio))
             if (shape, axis, k) in STANDALONE_TARGETS and sort == "value":  # tie-independent, any runtime
                 case.targets.setdefault("lowered standalone", []).append(
                     Target(f"≤{STANDALONE_TARGETS[shape, axis, k]}× built-in", (case.id, "built-in"),

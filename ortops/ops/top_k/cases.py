@@ -18,9 +18,7 @@ __all__ = ["CASE_SOURCES", "seed_cases", "onnx_backend_cases", "generated_cases"
 
 def _case(name, source, data, k, *, axis, mode, sort, stable=1, index_element_type="i32", versions=(), **kw) -> Case:
     attrs = dict(axis=axis, mode=mode, sort=sort, stable=stable, index_element_type=index_element_type)
-    k = np.asarray(k)
-    if k.ndim == 0:
-        k = k.reshape(1)
+    k = np.atleast_1d(k)
     return Case(name, OP, source, {"data": data, "k": k.astype(k.dtype if k.dtype.kind in "iu" else np.int64)},
                 attrs, onnx_versions=tuple(versions), **kw)
 

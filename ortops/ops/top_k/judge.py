@@ -79,10 +79,8 @@ def _versus(oracle, case, got, want, *, order_defined: bool, left: str = "ortops
         return Check(oracle, "agree")
     if not order_defined and valid_top_k(data, axis, attrs, w_values, w_indices, values):
         return Check(oracle, "agree")
-    if same(values, w_values):
-        diff = difference("indices", indices, w_indices, left=left, right=oracle)
-    else:
-        diff = difference("values", values, w_values, left=left, right=oracle)
+    output = ("indices", indices, w_indices) if same(values, w_values) else ("values", values, w_values)
+    diff = difference(*output, left=left, right=oracle)
     if has_nan(data):
         return Check(oracle, "explained", _NAN_NOTE, topic="nan", difference=diff)
     return Check(oracle, "unexplained", "results differ", difference=diff)
@@ -109,14 +107,13 @@ def _builtin_checks(case: Case, version: int, got) -> list[Check]:
                       topic="uint64" if data.dtype == np.uint64 else None)]
     if not (same(values, got[0]) and same(indices, got[1])):
         return [Check(oracle, "unexplained", "ortops gave a different answer in the side-by-side model")]
+    builtin = (b_values, b_indices)
     if attrs["sort"] == "index":
         order = np.argsort(b_indices, axis=attrs["axis"], kind="stable")
-        b_values = np.take_along_axis(b_values, order, axis=attrs["axis"])
-        b_indices = np.take_along_axis(b_indices, order, axis=attrs["axis"])
-    checks = [_versus(oracle, case, got, (b_values, b_indices), order_defined=_order_defined(attrs))]
+        builtin = tuple(np.take_along_axis(b, order, axis=attrs["axis"]) for b in builtin)
+    checks = [_versus(oracle, case, got, builtin, order_defined=_order_defined(attrs))]
     if case.expected is not None:
         want = (case.expected["values"], case.expected["indices"])
-        builtin = (b_values, b_indices)
         checks.append(_versus(f"{oracle} vs {case.expected_from}", case, builtin, want,
                               order_defined=_order_defined(attrs), left=oracle))
     return checks
@@ -134,18 +131,17 @@ def _judge_error(case: Case, error: OpError) -> list[Check]:
         checks.append(Check("ortops", "unexplained", "the reference raises OpError, ortops returned a result",
                             detail=str(error)))
     for version in case.onnx_versions:
+        oracle = f"onnxruntime TopK-{version}"
         model = onnx_top_k_model(version, np_dtype_to_tensor_dtype(data.dtype), data.ndim, axis=attrs["axis"],
                                  largest=int(attrs["mode"] == "max"))
         try:
             values, _ = plain_session(model).run(None, {"X": data, "K": k.astype(np.int64).reshape(1)})
         except Exception as exc:  # noqa: BLE001 - ORT's own rejection is the observation
-            checks.append(Check(f"onnxruntime TopK-{version}", "agree", detail=f"rejects: {str(exc)[:160]}"))
+            checks.append(Check(oracle, "agree", detail=f"rejects: {str(exc)[:160]}"))
         else:
-            checks.append(Check(f"onnxruntime TopK-{version}", "explained",
-                                f"k outside [1, dim] is undefined in OpenVINO TopK-11 and ortops raises OpError; "
-                                f"ORT's TopK-{version} returns a result", topic="k-range",
-                                difference=Difference.outcome("ortops", f"OpError: {error.detail}",
-                                                              f"onnxruntime TopK-{version}",
+            checks.append(Check(oracle, "explained", f"k outside [1, dim] is undefined in OpenVINO TopK-11 and ortops "
+                                f"raises OpError; ORT's TopK-{version} returns a result", topic="k-range",
+                                difference=Difference.outcome("ortops", f"OpError: {error.detail}", oracle,
                                                               f"values {preview(values)}")))
     return checks
 
@@ -252,52 +248,45 @@ def _openvino_check_output(case: Case, got) -> Check | None:
     return None
 
 
-def _hypotheses(case: Case) -> list[tuple[str, str, np.dtype]]:
-    """(topic, what it recomputes, the type OpenVINO CPU computes in) for TopK's known
-    narrowing of the data type."""
-    dtype = case.inputs["data"].dtype
-    if dtype == np.float64:
-        return [("float64-precision", "ortops' answer on the data rounded to float32 (+-inf saturating to "
-                 "+-3.4e38)", np.dtype(np.float32))]
-    if dtype == np.uint64:
-        return [("uint64", "ortops' answer on the data wrapped to int32", np.dtype(np.int32))]
-    if dtype in (np.int64, np.uint32):
-        return [("int32-narrowing", "ortops' answer on the data wrapped to int32", np.dtype(np.int32))]
-    return []
-
-
-def _narrowings(case: Case):
-    """``(topic, what, work type, the data as the CPU plugin computes it)`` for each known
-    narrowing of :func:`_hypotheses` that changes some value of the data (one that changes
-    none cannot be the cause of a difference)."""
+def _narrowing(case: Case) -> tuple[str, str, np.dtype, np.ndarray] | None:
+    """``(topic, what, work type, the data as the CPU plugin computes it)`` for TopK's known
+    narrowing of the data type, when it changes some value of the data (one that changes none
+    cannot be the cause of a difference), else None."""
     data = case.inputs["data"]
-    for topic, what, work in _hypotheses(case):
-        narrowed = to_work(data, work)
-        if work.kind == "f":
-            unchanged = same(narrowed.astype(data.dtype), data)
-        else:  # as numbers: uint32 -> int32 loses nothing on the way back, but reorders
-            unchanged = bool(np.all(narrowed.astype(object) == data.astype(object)))
-        if not unchanged:
-            yield topic, what, work, narrowed
+    if data.dtype == np.float64:
+        topic, what = "float64-precision", "ortops' answer on the data rounded to float32 (+-inf saturating to +-3.4e38)"
+        narrowed = to_work(data, np.dtype(np.float32))
+        unchanged = same(narrowed.astype(data.dtype), data)
+    elif data.dtype in (np.uint64, np.int64, np.uint32):
+        topic = "uint64" if data.dtype == np.uint64 else "int32-narrowing"
+        what, narrowed = "ortops' answer on the data wrapped to int32", to_work(data, np.dtype(np.int32))
+        # as numbers: uint32 -> int32 loses nothing on the way back, but reorders
+        unchanged = bool(np.all(narrowed.astype(object) == data.astype(object)))
+    else:
+        return None
+    return None if unchanged else (topic, what, narrowed.dtype, narrowed)
 
 
 def _explain_narrowing(case: Case, got, ov) -> Check | None:
     """A known TopK narrowing that accounts for OpenVINO's answer, compared in the type the CPU
     plugin computes in (so that order and ties are judged as OpenVINO sees the values)."""
-    for topic, what, work, narrowed in _narrowings(case):
-        seen = Case(case.name, case.op, case.source, {**case.inputs, "data": narrowed}, case.attrs)
-        model = expected(seen.inputs, case.attrs)
-        got_seen = [to_work(got[0], work), got[1]]
-        ok, _ = _openvino_matches(seen, got_seen, model)
-        ties = ""
-        if not ok:  # sort=index keeps its own equal values at the k boundary
-            evidence = index_ties_evidence(case, got_seen, model, ov, work)
-            ok, ties = bool(evidence), f", up to equal values at the k boundary ({evidence})"
-        if ok:
-            want = expected(case.inputs, case.attrs)
-            return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
-                          f"{first_difference(TOP_K.outputs, got, want)}; OpenVINO's answer equals {what}{ties}: {short(got)}")
-    return None
+    narrowing = _narrowing(case)
+    if narrowing is None:
+        return None
+    topic, what, work, narrowed = narrowing
+    seen = Case(case.name, case.op, case.source, {**case.inputs, "data": narrowed}, case.attrs)
+    model = expected(seen.inputs, case.attrs)
+    got_seen = [to_work(got[0], work), got[1]]
+    ok, _ = _openvino_matches(seen, got_seen, model)
+    ties = ""
+    if not ok:  # sort=index keeps its own equal values at the k boundary
+        evidence = index_ties_evidence(case, got_seen, model, ov, work)
+        ok, ties = bool(evidence), f", up to equal values at the k boundary ({evidence})"
+    if not ok:
+        return None
+    want = expected(case.inputs, case.attrs)
+    return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
+                   f"{first_difference(TOP_K.outputs, got, want)}; OpenVINO's answer equals {what}{ties}: {short(got)}")
 
 
 def index_ties_evidence(case: Case, got, want, ov, work=None) -> str | None:
@@ -329,29 +318,18 @@ def _openvino_explain(case: Case, got, want, ov) -> Check | None:
     check = _explain_narrowing(case, got, ov)
     if check is not None:
         return check
-    diff = first_difference(TOP_K.outputs, got, want)
-    data = case.inputs["data"]
-    if not has_nan(data):
-        evidence = index_ties_evidence(case, got, want, ov)
-        if evidence:
-            return verdict("openvino", "explained", "ties", reason("ties", "openvino", case.op),
-                            f"{diff}; {evidence}; OpenVINO: {short(got)}")
+    if has_nan(case.inputs["data"]):  # the NaN row is every op's; sort=index picks its own equal values
+        topic, op = "nan", None
+        evidence = ov.nan_evidence(case, fallback=lambda c, g, w: index_ties_evidence(c, g, w, ov))
+    else:
+        topic, op, evidence = "ties", case.op, index_ties_evidence(case, got, want, ov)
+    if not evidence:
         return None
-    # sort=index picks its own equal values
-    evidence = ov.nan_evidence(case, fallback=lambda c, g, w: index_ties_evidence(c, g, w, ov))
-    if evidence:
-        return verdict("openvino", "explained", "nan", reason("nan", "openvino"), f"{diff}; {evidence}; OpenVINO: {short(got)}")
-    return None
+    return verdict("openvino", "explained", topic, reason(topic, "openvino", op),
+                   f"{first_difference(TOP_K.outputs, got, want)}; {evidence}; OpenVINO: {short(got)}")
 
 
 # --- the standalone lowering, run natively in OpenVINO ------------------------------------------
-
-
-def _work(case: Case) -> tuple[str, np.dtype]:
-    """(topic, the type OpenVINO's CPU plugin computes the data in): a narrowing topic when that
-    type changes some value of the data, else ``"ties"``."""
-    narrowing = next(_narrowings(case), None)
-    return (narrowing[0], narrowing[2]) if narrowing else ("ties", case.inputs["data"].dtype)
 
 
 def _explain_standalone(case: Case, got, want) -> Check | None:
@@ -366,7 +344,8 @@ def _explain_standalone(case: Case, got, want) -> Check | None:
     ortops' order (NaN above +inf, all NaNs equal, -0.0 == +0.0) and in the order ``sort``
     asks for. The topic is ``"ties"``, or the narrowing's when the type changed a value."""
     data, attrs = case.inputs["data"], case.attrs
-    topic, work = _work(case)
+    narrowing = _narrowing(case)  # the topic is the narrowing's when it changed a value, else "ties"
+    topic, work = (narrowing[0], narrowing[2]) if narrowing else ("ties", data.dtype)
     seen = to_work(data, work)
     axis = normalize_axis("TopK", attrs["axis"], data.ndim)
     indices = np.asarray(got[1]).astype(np.int64)
@@ -403,11 +382,6 @@ def _k(node, inputs) -> int | None:
     return attribute(node, "k")  # TopK-1
 
 
-def _axis(node, data, default) -> int:
-    axis = attribute(node, "axis", default)
-    return axis + data.ndim if axis < 0 else axis
-
-
 def _check_k(node, inputs) -> Finding | None:
     data = inputs[0]
     if data is None:
@@ -424,7 +398,8 @@ def _check_k(node, inputs) -> Finding | None:
 def _classify(capture: Capture, *, largest: bool, ordered: str) -> Finding:
     data = np.asarray(capture.inputs[0])
     k = _k(capture.node, capture.inputs)
-    axis = _axis(capture.node, data, -1)
+    axis = attribute(capture.node, "axis", -1)
+    axis = axis + data.ndim if axis < 0 else axis
     other = None if capture.other_inputs is None else capture.other_inputs[0]
     return judge_selection(data, axis, k, largest, [tuple(capture.base[:2]), tuple(capture.other[:2])],
                            (capture.base_runtime, capture.other_runtime), ordered=ordered, other_data=other,

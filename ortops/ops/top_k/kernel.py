@@ -8,7 +8,6 @@ from ...kernels.selection import top_k_indices
 __all__ = ["top_k"]
 
 
-
 def top_k(data, k, *, axis, mode, sort, stable=0, index_element_type="i32"):
     """Fast TopK with the semantics of :func:`ortops.reference.top_k` (same signature).
 

@@ -99,8 +99,7 @@ def checks(b, site) -> list[tuple[str, str]]:
     if _static_k(site) is not None or (b.guarded and _in_topk(site)):
         return []
     data, k = site.node.input
-    k64 = b.cast(k, TensorProto.INT64)
-    value = b.first(k64)
+    value = b.first(b.cast(k, TensorProto.INT64))
     dim = b.add("Gather", [b.add("Shape", [data]), b.const(np.int64(_axis(site)))])
     one = b.const(np.int64(1))
     in_range = b.all_of([

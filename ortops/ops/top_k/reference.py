@@ -9,11 +9,9 @@ import numpy as np
 
 from ...checks import INT32_MAX
 from ...errors import OpError
-from .spec import INDEX_ELEMENT_TYPES
-from .spec import TOP_K
+from .spec import INDEX_ELEMENT_TYPES, TOP_K
 
 __all__ = ["TopKResult", "top_k"]
-
 
 
 class TopKResult(NamedTuple):
