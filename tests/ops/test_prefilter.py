@@ -186,3 +186,22 @@ def test_sort_index_with_k_the_axis_length_is_the_data_itself(path, dtype):
                                **attrs)
         assert_identical(values, data, bits=True)
         assert_identical(indices, want.indices)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("opset", [13, 17])
+def test_prefilter_in_a_model_whose_own_nodes_keep_an_older_opset(path, opset):
+    """A model of default-domain opset 13-17 with a node of its own keeps its opset, so the
+    composition is built for it: ReduceSum takes its axes as an input from opset 13 (before the
+    fix, ORT refused such a model at session creation: 'Unrecognized attribute: axes')."""
+    data = np.random.default_rng(opset).permutation(24).astype(np.float32).reshape(2, 12)
+    attrs = dict(mode="max", sort="value", stable=0, index_element_type="i32")
+    m = model(data.dtype, data.shape, 3, attrs)
+    m.graph.node.insert(0, onnx.helper.make_node("Relu", ["data"], ["relu"]))
+    m.graph.node[1].input[0] = "relu"
+    m.opset_import.append(onnx.helper.make_opsetid("", opset))
+    (values, indices), used = run(path, m, data, 4)
+    assert used
+    want_values, want_indices = expected(data, 3, attrs)
+    assert_identical(values, want_values, bits=True)
+    assert_identical(indices, want_indices)
