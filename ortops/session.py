@@ -620,59 +620,48 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None) -> list:
         """Run like ``onnxruntime.InferenceSession.run``; raise :class:`OpError` on an op error."""
-        return self._translated("run", output_names, input_feed, run_options)
+        return self._translated("run", (output_names, input_feed), run_options)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None) -> list:
         """``run`` with ``onnxruntime.OrtValue`` inputs and outputs (e.g. bfloat16); OpError as ``run``."""
-        return self._translated("run_with_ort_values", output_names, input_dict_ort_values, run_options)
+        return self._translated("run_with_ort_values", (output_names, input_dict_ort_values), run_options)
 
     def run_with_iobinding(self, iobinding, run_options=None) -> None:
         """``run`` with an ``onnxruntime.IOBinding``; OpError as ``run``. A binding from this
         session's :meth:`io_binding` remembers its CPU and OrtValue inputs, so that a call that
         fails on a lowered node can be re-run on the PyOp path (inputs bound by pointer with
         ``bind_input`` cannot be: then ORT's error, which names the failing node)."""
-        options = self._quiet if run_options is None and self._quiet is not None else run_options
-        failure = None
-        try:
-            return self._captured(self._session.run_with_iobinding, iobinding, options)
-        except OpError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - re-raised below unless the PyOp path names an OpError
-            feed = getattr(iobinding, "replayable", lambda: None)()
-            if self._source is None or feed is None:
-                raise
-            failure = exc.with_traceback(None)
-        error = self._rerun("run_with_ort_values", (None, feed, None))
-        feed = None
-        try:
-            raise error if error is not None else failure  # outside the handler: no context
-        finally:
-            del error, failure
+        return self._translated("run_with_iobinding", (iobinding,), run_options)
 
     def io_binding(self) -> "_Binding":
         """An ``onnxruntime.IOBinding`` of this session that remembers its CPU and OrtValue
         inputs (see :meth:`run_with_iobinding`)."""
         return _Binding(self._session)
 
-    def _translated(self, method: str, *args):
-        """``method`` of the wrapped session on ``args`` (:meth:`_captured`). When ORT fails
-        and some node was lowered, the lowering may have left a check to a standard node
-        (:data:`ortops.lowering.ERRORS_TRANSLATED`): the call is then re-run on the PyOp path,
-        and its :class:`OpError`, if it raises one, is raised instead of ORT's error (with no
-        context: like every OpError of a session, it holds no reference to the inputs);
-        otherwise ORT's error is raised as it is."""
+    def _translated(self, method: str, args: tuple, run_options):
+        """``method`` of the wrapped session on ``(*args, run_options)`` (:meth:`_captured`). When
+        ORT fails and some node was lowered, the lowering may have left a check to a standard
+        node (:data:`ortops.lowering.ERRORS_TRANSLATED`): the call is then re-run on the PyOp
+        path (an IOBinding's as ``run_with_ort_values`` of its remembered inputs), and its
+        :class:`OpError`, if it raises one, is raised instead of ORT's error (with no context:
+        like every OpError of a session, it holds no reference to the inputs); otherwise ORT's
+        error is raised as it is."""
         run = getattr(self._session, method)
         if not self._bridged and self._source is None:
-            return run(*args)  # no PyOp, nothing lowered: ORT's own call, nothing to capture
-        if args[2] is None and self._quiet is not None:
-            args = (*args[:2], self._quiet)  # the failing check is expected: not on stderr too
+            return run(*args, run_options)  # no PyOp, nothing lowered: ORT's own call, nothing to capture
+        if run_options is None and self._quiet is not None:
+            run_options = self._quiet  # the failing check is expected: not on stderr too
         failure = None
         try:
-            return self._captured(run, *args) if self._bridged else run(*args)
+            return self._captured(run, *args, run_options) if self._bridged else run(*args, run_options)
         except OpError:
             raise
         except Exception as exc:  # noqa: BLE001 - re-raised below unless the PyOp path names an OpError
-            if self._source is None:
+            if method == "run_with_iobinding":  # re-run from the binding's remembered inputs
+                method, args = "run_with_ort_values", (None, getattr(args[0], "replayable", lambda: None)(), None)
+            else:
+                args = (*args, run_options)
+            if self._source is None or args[1] is None:
                 raise
             failure = exc.with_traceback(None)
         error = self._rerun(method, args)
