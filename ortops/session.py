@@ -347,7 +347,7 @@ def session_options(sess_options=None):
 
     bridge.register()
     options = sess_options if sess_options is not None else ort.SessionOptions()
-    if not _already_registered(options):
+    if _config_entry(options, _CONFIG_KEY) != "1":
         if sess_options is None or not _holds_extensions_library(options):
             options.register_custom_ops_library(bridge.library_path())
         options.add_session_config_entry(_CONFIG_KEY, "1")
@@ -364,11 +364,7 @@ def _keep_identity_copies(options) -> None:
     """Add ORT's ``EliminateIdentity`` to the optimizers the options disable (a ``;``-separated
     session config entry), keeping those already listed: it would remove the ``Identity``
     copies that :func:`prepare_model` puts between a bridge node and its graph's outputs."""
-    try:
-        current = options.get_session_config_entry(_DISABLED_OPTIMIZERS_KEY)
-    except RuntimeError:  # ORT raises for an absent key
-        current = ""
-    names = [name for name in current.split(";") if name]
+    names = [name for name in (_config_entry(options, _DISABLED_OPTIMIZERS_KEY) or "").split(";") if name]
     if "EliminateIdentity" not in names:
         options.add_session_config_entry(_DISABLED_OPTIMIZERS_KEY, ";".join([*names, "EliminateIdentity"]))
 
@@ -410,11 +406,11 @@ def _creates_session(model: bytes, options) -> bool:
         options.log_severity_level, options.enable_profiling, options.optimized_model_filepath = saved
 
 
-def _already_registered(options) -> bool:
+def _config_entry(options, key: str) -> str | None:
     try:
-        return options.get_session_config_entry(_CONFIG_KEY) == "1"
+        return options.get_session_config_entry(key)
     except RuntimeError:  # ORT raises for an absent key
-        return False
+        return None
 
 
 #: The session's log severity when the options leave it unset: errors only. A failed op's empty
@@ -440,13 +436,7 @@ def _load(model) -> tuple[onnx.ModelProto, str | None]:
 
 def _point_at_external_data(options, folder: str | None) -> None:
     """Tell ORT where the external data of a model given as bytes lives (the options keep it)."""
-    if folder is None:
-        return
-    try:
-        current = options.get_session_config_entry(_EXTERNAL_DATA_FOLDER_KEY)
-    except RuntimeError:  # ORT raises for an absent key
-        current = None
-    if current != folder:
+    if folder is not None and _config_entry(options, _EXTERNAL_DATA_FOLDER_KEY) != folder:
         options.add_session_config_entry(_EXTERNAL_DATA_FOLDER_KEY, folder)
 
 
