@@ -92,11 +92,14 @@ class BridgeOp:
         return f"{self.domain}::{self.op_type}"
 
 
-def _signatures(op: OpSpec, restrict: Sequence[tuple[str, tuple[str, ...]]] = ()):
+def _signatures(op: OpSpec, narrowed_by: str, restrict: Sequence[tuple[str, tuple[str, ...]]] = ()):
     """Every (input types, output types) the bridge can carry for ``op``: the product of its
     type parameters' carriable types (in the order the inputs first use them), each output
-    typed by its input's parameter or by a parameter restricted to one type."""
-    restricted = dict(restrict)
+    typed by its input's parameter or by a parameter restricted to one type. ``narrowed_by``:
+    the :class:`~ortops.ops.spec.TypeParam` field narrowing these registrations (``"raw_types"``
+    or ``"private_types"``); ``restrict`` (a variant's types) narrows further."""
+    restricted = {t.name: getattr(t, narrowed_by) for t in op.type_params if getattr(t, narrowed_by) is not None}
+    restricted.update(restrict)
     table = {t.name: [dtypes.from_name(n) for n in restricted.get(t.name, t.types)] for t in op.type_params}
     params = list(dict.fromkeys(op.input_types))
     choices = [[t for t in table[p] if t.bridge is not None] for p in params]
@@ -145,19 +148,19 @@ def bridge_ops() -> tuple[BridgeOp, ...]:
     public, private, carried = [], [], []
     for op in OPS:
         default = op.variant(op.defaults())
-        raw, narrowed = op.raw_restriction(), op.private_restriction()
-        if {name for name, _ in (*raw, *narrowed)} & set(op.output_types):
+        if any(t.name in op.output_types and (t.raw_types, t.private_types) != (None, None) for t in op.type_params):
             raise ValueError(f"{op.op_type}: raw_types or private_types narrow a type parameter that an output uses")
-        public.append(BridgeOp(op, op.domain, op.op_type, _signatures(op, (*raw, *(default.types if default else ()))),
+        public.append(BridgeOp(op, op.domain, op.op_type,
+                               _signatures(op, "raw_types", default.types if default else ()),
                                requires=default.attrs if default else ()))
         for variant in op.variants or (None,):
             private.append(BridgeOp(op, BRIDGE_DOMAIN, op.op_type + (variant.suffix if variant else ""),
-                                    _signatures(op, (*narrowed, *(variant.types if variant else ()))),
+                                    _signatures(op, "private_types", variant.types if variant else ()),
                                     variant.attrs if variant else (), True))
         if op.carrier is not None and op.carrier.rounds:
-            via = (*narrowed, (op.input_types[0], (op.carrier.via,)))
-            carried += [BridgeOp(op, BRIDGE_DOMAIN, f"{op.op_type}_{name}", _signatures(op, via), (), True, name)
-                        for name in _PRECISION]
+            via = ((op.input_types[0], (op.carrier.via,)),)
+            carried += [BridgeOp(op, BRIDGE_DOMAIN, f"{op.op_type}_{name}", _signatures(op, "private_types", via), (),
+                                 True, name) for name in _PRECISION]
     return (*public, *private, *carried)
 
 

@@ -249,16 +249,6 @@ class OpSpec:
             raise OpError(self.op_type, f"input {role!r} has dtype {dtype}; it must be one of {names}", node_name,
                           kind="dtype")
 
-    def private_restriction(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """``(type parameter, types)`` for each parameter whose private registrations are
-        narrowed (:attr:`TypeParam.private_types`), as :attr:`Variant.types` restricts them."""
-        return tuple((t.name, t.private_types) for t in self.type_params if t.private_types is not None)
-
-    def raw_restriction(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """``(type parameter, types)`` for each parameter whose public registrations are
-        narrowed (:attr:`TypeParam.raw_types`)."""
-        return tuple((t.name, t.raw_types) for t in self.type_params if t.raw_types is not None)
-
     def private_type(self, role: str, type_name: str) -> str:
         """The type the private registrations take the input ``role`` of type ``type_name`` as:
         ``type_name`` itself, or the first of its parameter's ``private_types`` that holds all
