@@ -18,7 +18,7 @@ from .errors import OpError
 from .ops import DOMAINS, OPS, find_op
 from .ops.spec import OpSpec
 
-__all__ = ["load_model", "graphs", "function_graphs", "model_graphs", "raw_attributes", "check_node", "check_nodes",
+__all__ = ["load_model", "graphs", "subgraphs", "model_graphs", "raw_attributes", "check_node", "check_nodes",
            "Names", "DEFAULT_DOMAINS"]
 
 #: The names of ONNX's default domain.
@@ -48,35 +48,26 @@ def load_model(model, *, copy: bool = True, load_external_data: bool = True) -> 
     raise TypeError(f"model must be an onnx.ModelProto, bytes or a path, not {type(model).__name__}")
 
 
-def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
-    """``graph`` and every subgraph in it (``If`` branches, ``Loop``/``Scan`` bodies), depth first."""
+def graphs(graph: onnx.GraphProto | onnx.FunctionProto) -> Iterator[onnx.GraphProto | onnx.FunctionProto]:
+    """``graph`` and every subgraph in it (``If`` branches, ``Loop``/``Scan`` bodies), depth first.
+    ``graph`` may be a model-local function's body: a FunctionProto has ``node``, ``input`` and
+    ``output`` like a graph."""
     yield graph
-    yield from _subgraphs(graph)
+    for node in graph.node:
+        for _, sub in subgraphs(node):
+            yield from graphs(sub)
 
 
-def function_graphs(function: onnx.FunctionProto) -> Iterator[onnx.GraphProto | onnx.FunctionProto]:
-    """A model-local function's body, then every subgraph inside it. A FunctionProto has
-    ``node``, ``input`` and ``output`` like a graph."""
-    yield function
-    yield from _subgraphs(function)
-
-
-def _subgraphs(body: onnx.GraphProto | onnx.FunctionProto) -> Iterator[onnx.GraphProto]:
-    """Every subgraph held by the nodes of ``body``, at any depth (:func:`graphs` of each)."""
-    for node in body.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from graphs(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for g in attr.graphs:
-                    yield from graphs(g)
+def subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
+    """``(attribute name, graph)`` of each graph ``node`` holds itself (``If`` branches, ``Loop``/``Scan`` bodies)."""
+    return [(attr.name, g) for attr in node.attribute
+            for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs)]
 
 
 def model_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto | onnx.FunctionProto]:
-    """Every graph of ``model`` (:func:`graphs`), then every function's (:func:`function_graphs`)."""
-    yield from graphs(model.graph)
-    for function in model.functions:
-        yield from function_graphs(function)
+    """Every graph of ``model``, then every model-local function's body and its subgraphs (:func:`graphs`)."""
+    for body in (model.graph, *model.functions):
+        yield from graphs(body)
 
 
 def external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:

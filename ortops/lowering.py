@@ -50,7 +50,7 @@ from onnx import TensorProto, helper, numpy_helper
 from . import dtypes, runtime
 from . import standard as standard_ops
 from .builder.schemas import register_schemas
-from .graph import DEFAULT_DOMAINS, check_node, graphs, load_model
+from .graph import DEFAULT_DOMAINS, check_node, graphs, load_model, subgraphs
 from .ops import DOMAINS, OPS
 from .ops.compose import ERRORS_TRANSLATED, NotLowerable
 from .ops.spec import OpSpec
@@ -543,12 +543,11 @@ def _rename(nodes, renames: dict[str, str]) -> None:
             for i, name in enumerate(field_):
                 if name in renames:
                     field_[i] = renames[name]
-        for attr in n.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                _rename(attr.g.node, renames)
-                for out in attr.g.output:
-                    if out.name in renames:
-                        out.name = renames[out.name]
+        for _, graph in subgraphs(n):
+            _rename(graph.node, renames)
+            for out in graph.output:
+                if out.name in renames:
+                    out.name = renames[out.name]
 
 
 def _initializer(constant: onnx.NodeProto) -> onnx.TensorProto:

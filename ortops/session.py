@@ -13,8 +13,7 @@ from onnx import TensorProto, helper
 from . import bridge, dtypes, runtime
 from .builder.schemas import SCHEMA_VERSION, register_schemas
 from .errors import OpError
-from .graph import (DEFAULT_DOMAINS, Names, check_node, check_nodes, external_tensors, function_graphs, graphs,
-                    load_model, model_graphs)
+from .graph import DEFAULT_DOMAINS, Names, check_node, check_nodes, external_tensors, graphs, load_model, model_graphs
 from .lowering import ERRORS_TRANSLATED, lower, runtime_facts
 from .ops.compose import PARALLEL
 from .ops import DOMAINS
@@ -227,7 +226,7 @@ def _inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
     (``top_k`` becomes ``top_k__1``), so errors still name it. The domains the functions
     import are added to the model's imports (the inliner does not).
     """
-    if not any(n.domain in DOMAINS for f in model.functions for g in function_graphs(f) for n in g.node):
+    if not any(n.domain in DOMAINS for f in model.functions for g in graphs(f) for n in g.node):
         return model
     import onnx.inliner
 

@@ -20,7 +20,7 @@ import onnx
 
 from .. import divergences
 from ..arrays import same
-from ..graph import DEFAULT_DOMAINS, graphs
+from ..graph import DEFAULT_DOMAINS, graphs, subgraphs
 from ..ops import DOMAINS
 from ..ops.tooling import TOOLING
 from ..verdicts import Audit, Capture, Finding
@@ -84,9 +84,8 @@ def audited_nodes(model: onnx.ModelProto) -> list[AuditedNode]:
 
 def _reads(node: onnx.NodeProto) -> list[str]:
     """The tensors ``node`` reads: its inputs, and what its subgraphs (If, Loop, Scan bodies) read."""
-    bodies = [g for attr in node.attribute
-              for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs)]
-    return [*node.input, *(name for body in bodies for g in graphs(body) for inner in g.node for name in inner.input)]
+    inside = (name for _, body in subgraphs(node) for g in graphs(body) for inner in g.node for name in inner.input)
+    return [*node.input, *inside]
 
 
 class Graph:

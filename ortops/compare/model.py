@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ..graph import DEFAULT_DOMAINS, external_tensors
+from ..graph import DEFAULT_DOMAINS, external_tensors, subgraphs
 
 __all__ = ["AuditedNode", "Lifted", "ModelError", "Unobserved", "expose", "external_files", "lift_branches", "load",
            "node_label", "op_name", "save"]
@@ -159,14 +159,12 @@ _MAX_DEPTH = 8
 def _inside(node, is_audited: Callable, where: str) -> list[tuple[onnx.NodeProto, str]]:
     """The audited nodes inside ``node``'s graph attributes, at any depth, with their paths."""
     found = []
-    for attr in node.attribute:
-        graphs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
-        for graph in graphs:
-            path = f"{where}{node.name or node.op_type}.{attr.name}"
-            for inner in graph.node:
-                if is_audited(inner):
-                    found.append((inner, path))
-                found += _inside(inner, is_audited, path + "/")
+    for attr, graph in subgraphs(node):
+        path = f"{where}{node.name or node.op_type}.{attr}"
+        for inner in graph.node:
+            if is_audited(inner):
+                found.append((inner, path))
+            found += _inside(inner, is_audited, path + "/")
     return found
 
 
@@ -177,9 +175,8 @@ def _names(graph, skip: int | None = None) -> set[str]:
         if index == skip:
             continue
         names.update(node.output)
-        for attr in node.attribute:
-            for sub in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs):
-                names |= _names(sub)
+        for _, sub in subgraphs(node):
+            names |= _names(sub)
     return names
 
 
