@@ -138,10 +138,10 @@ class Lowered(NamedTuple):
 class Site:
     """What an op's lowering sees of one node.
 
-    ``dtypes`` and ``ranks`` are the inferred NumPy dtype (None for bfloat16: see
-    ``elem_types``), rank and shape of each input (None where unknown; a dimension that is not
-    a number is None); ``out_types`` the ONNX element
-    type of each output; ``constants`` the value of each input that is a constant (else None).
+    ``elem_types``, ``ranks`` and ``shapes`` are the inferred ONNX element type, rank and shape
+    of each input (types and ranks are known; a shape may be None, a dimension that is not a
+    number is None); ``out_types`` and ``out_ranks`` those of each output (a rank may be None);
+    ``constants`` the value of each input that is a constant (else None).
     """
 
     node: onnx.NodeProto
@@ -155,14 +155,6 @@ class Site:
     constants: list[np.ndarray | None]
     opset: int = 0
     assume: frozenset = frozenset()
-
-    @property
-    def dtypes(self) -> list[np.dtype | None]:
-        return [dtypes.from_onnx(t).numpy if t else None for t in self.elem_types]
-
-    @property
-    def name(self) -> str:
-        return self.node.name or self.node.output[0]
 
 
 @dataclass
@@ -370,7 +362,7 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     # Innermost graphs first: replacing a graph's nodes copies them, subgraphs included.
     for graph in reversed(list(graphs(model.graph))):
         nodes = []
-        for node in [_copy(n) for n in graph.node]:
+        for node in [copy.deepcopy(n) for n in graph.node]:
             if standard and node.domain in DEFAULT_DOMAINS and node.op_type in standard_ops.OP_TYPES:
                 try:
                     replacement = _lower_node(node, None, standard_ops.attributes(node), info, target, "none",
@@ -475,7 +467,7 @@ def _lower_node(node, op: OpSpec | None, attrs: dict, info: ValueInfo, opset: in
     if fallback == "pyop":
         def pyop(sub: Builder) -> list[str]:
             outputs = [sub.fresh("pyop_out") for _ in node.output]
-            fallback_node = _copy(node)
+            fallback_node = copy.deepcopy(node)
             del fallback_node.output[:]
             fallback_node.output.extend(outputs)
             fallback_node.doc_string = FALLBACK_MARK  # lowering the model again leaves it alone
@@ -500,7 +492,7 @@ def _lower_node(node, op: OpSpec | None, attrs: dict, info: ValueInfo, opset: in
         if checks:
             total = _failures(b, [(ok, label + reason) for ok, reason in checks])
             gated = copy.copy(site)
-            gated.node = _copy(node)
+            gated.node = copy.deepcopy(node)
             data_shape = b.add("Add", [b.add("Shape", [node.input[0]]), total])
             gated.node.input[0] = b.add("Reshape", [node.input[0], data_shape])
             for i, name in enumerate(node.input[1:], start=1):
@@ -556,12 +548,6 @@ def _initializer(constant: onnx.NodeProto) -> onnx.TensorProto:
     tensor.CopyFrom(constant.attribute[0].t)
     tensor.name = constant.output[0]
     return tensor
-
-
-def _copy(node: onnx.NodeProto) -> onnx.NodeProto:
-    copy = onnx.NodeProto()
-    copy.CopyFrom(node)
-    return copy
 
 
 def _failures(b: Builder, checks) -> str:
