@@ -318,12 +318,6 @@ def _interrupted(exc: BaseException) -> None:
                      type(exc).__name__)
 
 
-def _as_op_error(kernel: _Kernel, exc: Exception) -> OpError:
-    if isinstance(exc, OpError):
-        return exc
-    return OpError(kernel.op.opdef.op_type, f"internal error {type(exc).__name__}: {exc}", kind="internal")
-
-
 def _detached(exc: BaseException) -> BaseException:
     """``exc`` without its traceback, context and cause: the frames they reach hold the
     call's input arrays, which a kept error would otherwise keep alive (and, through the
@@ -365,8 +359,10 @@ def _hook(k_id, feed, attributes):
             return _pack(k_id, kernel(feed, attributes))
         finally:
             runtime.kernel_finished()
+    except OpError as exc:
+        _report(_detached(exc))
     except Exception as exc:  # noqa: BLE001 - nothing may reach the bridge (it aborts)
-        _report(_detached(_as_op_error(kernel, exc)))
+        _report(OpError(kernel.op.opdef.op_type, f"internal error {type(exc).__name__}: {exc}", kind="internal"))
     except BaseException as exc:  # noqa: BLE001 - an interrupt: delivered again later, never lost
         _interrupted(_detached(exc))
     return _pack(k_id, kernel.empty_outputs())

@@ -622,10 +622,10 @@ class InferenceSession:
         ``bind_input`` cannot be: then ORT's error, which names the failing node)."""
         return self._translated("run_with_iobinding", (iobinding,), run_options)
 
-    def io_binding(self) -> "_Binding":
+    def io_binding(self):
         """An ``onnxruntime.IOBinding`` of this session that remembers its CPU and OrtValue
         inputs (see :meth:`run_with_iobinding`)."""
-        return _Binding(self._session)
+        return runtime.cached("session.binding_class", None, _binding_class)(self._session)
 
     def _translated(self, method: str, args: tuple, run_options):
         """``method`` of the wrapped session on ``(*args, run_options)`` (:meth:`_captured`). When
@@ -743,8 +743,3 @@ def _binding_class():
             return dict(self._replay) if self._replay is not None else None
 
     return Binding
-
-
-def _Binding(session):
-    """A remembering IOBinding of ``session`` (an ``onnxruntime.InferenceSession``)."""
-    return runtime.cached("session.binding_class", None, _binding_class)(session)
