@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, NamedTuple, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -364,40 +365,36 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         nodes = []
         for node in [copy.deepcopy(n) for n in graph.node]:
             if standard and node.domain in DEFAULT_DOMAINS and node.op_type in standard_ops.OP_TYPES:
-                try:
-                    replacement = _lower_node(node, None, standard_ops.attributes(node), info, target, "none",
-                                              _prefix(node, taken), module=standard_ops.module(node.op_type))
-                except (NotLowerable, standard_ops.NotRewritable) as exc:
-                    unchanged.append(KeptNode(node.name, node.op_type, str(exc)))
+                label, mode, done, skipped = node.op_type, "standard", rewritten, unchanged
+                build = partial(_lower_node, node, None, standard_ops.attributes(node), info, target, "none",
+                                _prefix(node, taken), module=standard_ops.module(node.op_type))
+            else:
+                checked = check_node(node)
+                if checked is not None and node.doc_string == FALLBACK_MARK and fallback == "pyop":
+                    nodes.append(node)  # the PyOp fallback of an earlier guarded lowering (standalone: lowered too)
+                    continue
+                chosen = True if checked is None or ops is None else ops(node)
+                if checked is None or chosen is not True:
+                    if checked is not None:
+                        kept.append(KeptNode(node.name, checked[0].qualified_name, chosen or "not chosen"))
                     nodes.append(node)
                     continue
-                nodes.extend(_placed(model, graph, replacement))
-                replaced_inputs.update(node.input)
-                rewritten.append(LoweredNode(node.name, node.op_type, "standard"))
-                continue
-            checked = check_node(node)
-            if checked is not None and node.doc_string == FALLBACK_MARK and fallback == "pyop":
-                nodes.append(node)  # the PyOp fallback of an earlier guarded lowering (standalone: lowered too)
-                continue
-            chosen = True if checked is None or ops is None else ops(node)
-            if checked is None or chosen is not True:
-                if checked is not None:
-                    kept.append(KeptNode(node.name, checked[0].qualified_name, chosen or "not chosen"))
-                nodes.append(node)
-                continue
-            op, attrs = checked
-            # Input types as prepare_model checks them (OpError): a composition would cast them.
-            check_input_types(node, op, info.elem_types(), subgraph=graph is not model.graph)
-            check_axes(node, op, attrs, info)
+                op, attrs = checked
+                # Input types as prepare_model checks them (OpError): a composition would cast them.
+                check_input_types(node, op, info.elem_types(), subgraph=graph is not model.graph)
+                check_axes(node, op, attrs, info)
+                mode = "guarded" if fallback == "pyop" else "standalone"
+                label, done, skipped = op.qualified_name, lowered, kept
+                build = partial(_lower_node, node, op, attrs, info, target, fallback, _prefix(node, taken), assume)
             try:
-                replacement = _lower_node(node, op, attrs, info, target, fallback, _prefix(node, taken), assume)
-            except NotLowerable as exc:
-                kept.append(KeptNode(node.name, op.qualified_name, str(exc)))
+                replacement = build()
+            except (NotLowerable, standard_ops.NotRewritable) as exc:
+                skipped.append(KeptNode(node.name, label, str(exc)))
                 nodes.append(node)
                 continue
             nodes.extend(_placed(model, graph, replacement))
             replaced_inputs.update(node.input)
-            lowered.append(LoweredNode(node.name, op.qualified_name, "guarded" if fallback == "pyop" else "standalone"))
+            done.append(LoweredNode(node.name, label, mode))
         del graph.node[:]
         graph.node.extend(nodes)
     if fallback == "none" and kept:
