@@ -62,15 +62,11 @@ def _rewrite(node: onnx.NodeProto, op: OpSpec, attrs: dict, types: dict[str, int
     widening narrow integer inputs in front of it (each such Cast is appended to ``casts`` as
     ``(node, role, from type, to type)``).
 
-    The node goes to the private op type its variant and carrier choose, whose registrations
-    take ``k``/``indices``/``axis`` as int64 or uint64 only. When the type of such an input is
-    unknown (only in a subgraph, see :func:`_check_input_types`) it cannot be widened: the node
-    then keeps its public op type, whose registrations take int32, int64 and uint64 there
-    (:data:`ortops.ops.spec.RAW_INDEX_TYPES`), if that can carry it (the variant of the
-    attributes' defaults, and no rounding carrier); errors of such a node do not name it.
-    Otherwise it goes private all the same (int64 or uint64 only). Either way ORT refuses the
-    model at load when that input has another type: the node, those roles and the types taken
-    are appended to ``unwidened``, for :class:`InferenceSession` to explain such a refusal.
+    The node goes to the private op type its variant and carrier choose, or keeps its public one
+    where an input to widen has an unknown type (:func:`prepare_model` says when: public
+    registrations take :data:`ortops.ops.spec.RAW_INDEX_TYPES`). Such a node, those roles and the
+    types taken are appended to ``unwidened``, for :class:`InferenceSession` to explain ORT's
+    refusal of another type.
     """
     found = check_input_types(node, op, types, subgraph)
     variant = op.variant(attrs)
@@ -243,13 +239,10 @@ def _copy_bridge_outputs(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], na
     """Put an ``Identity`` between each bridge node and the outputs of ``graph`` it produces
     (appended to ``nodes``, the graph's new node list); returns how many it added.
 
-    A graph output may come pre-allocated: bound with ``IOBinding`` (by the caller, or left
-    bound by an earlier run), the slot of a ``Scan`` output (ORT allocates it with the first
-    iteration's shape), an ``If`` or ``Loop`` output or a function output inside a caller's
-    pre-allocated output. When a PyOp's output shape differs from it (another k per call or
-    per iteration, or the empty output of an error), ORT throws inside the bridge's C++ and
-    the process aborts. Behind an Identity the mismatch is ORT's clean error. ORT's
-    ``EliminateIdentity`` would remove such an Identity: :func:`session_options` disables it.
+    A graph output may come pre-allocated (``IOBinding``, a ``Scan`` slot allocated with the
+    first iteration's shape, an ``If``/``Loop`` or function output inside a pre-allocated one);
+    a PyOp output of another shape (another k, an error's empty output) aborts the process
+    inside the bridge, behind an Identity it is ORT's clean error (:func:`prepare_model`).
     """
     outputs = {o.name for o in graph.output}
     copies = []
