@@ -66,14 +66,10 @@ class OpError(ValueError):
         super().__init__(f"{where}: {self.detail}")
 
     def __reduce__(self):
-        return (_rebuild, (self.op_type, self.detail, self.node_name, self.kind))
+        return (OpError, (self.op_type, self.detail, self.node_name), {"kind": self.kind})
 
     def with_node(self, node_name: str | None) -> "OpError":
         """Return the same error naming ``node_name`` (used when the node becomes known)."""
         if not node_name or self.node_name:
             return self
         return OpError(self.op_type, self.detail, node_name, kind=self.kind)
-
-
-def _rebuild(op_type: str, detail: str, node_name: str | None, kind: str) -> OpError:
-    return OpError(op_type, detail, node_name, kind=kind)

@@ -254,7 +254,6 @@ def _after_fork_in_child() -> None:
     _caches = {}
 
 
-
 _fork_hook = False
 
 
