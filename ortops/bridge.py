@@ -228,15 +228,18 @@ _registered = False
 #: Functions making more PyOp registrations (e.g. the benchmark's identity op) that
 #: :func:`register` calls in its one batch (see :func:`also_register`).
 _also: list[Callable[[], None]] = []
-_local = threading.local()
 _fallback_hook: Callable | None = None
 
 
-def _stack() -> list[list[OpError]]:
-    stack = getattr(_local, "stack", None)
-    if stack is None:
-        stack = _local.stack = []
-    return stack
+class _Local(threading.local):
+    """Per thread: the active captures (innermost last), and an interrupt that waits for them."""
+
+    def __init__(self):
+        self.stack: list[_Errors] = []
+        self.interrupt: BaseException | None = None
+
+
+_local = _Local()
 
 
 class _Errors(list):
@@ -264,20 +267,18 @@ def capture_errors(*, first_only: bool = False) -> Iterator[list[OpError]]:
     """
     errors = _Errors()
     errors.first_only = first_only
-    stack = _stack()
-    stack.append(errors)
+    _local.stack.append(errors)
     try:
         yield errors
     finally:
-        stack.pop()
+        _local.stack.pop()
         _raise_pending_interrupt()
 
 
 def _raise_pending_interrupt() -> None:
-    interrupt = getattr(_local, "interrupt", None)
+    interrupt, _local.interrupt = _local.interrupt, None
     if interrupt is None:
         return
-    _local.interrupt = None
     try:
         if isinstance(interrupt, runtime.Interrupt):
             runtime.deliver(interrupt.signum)  # the original handler: KeyboardInterrupt, SystemExit...
@@ -288,22 +289,21 @@ def _raise_pending_interrupt() -> None:
 
 
 def _lost() -> bool:
-    stack = getattr(_local, "stack", None)
+    stack = _local.stack
     return bool(stack) and stack[-1].first_only and len(stack[-1]) > 0
 
 
 def _report(error: OpError) -> None:
-    stack = _stack()
-    if stack:
-        stack[-1].append(error)
+    if _local.stack:
+        _local.stack[-1].append(error)
     else:
         logger.error("%s (the op returned empty outputs)", error)
 
 
 def _interrupted(exc: BaseException) -> None:
     """An interrupt reached an op: keep it for the capture, or have it delivered again."""
-    if _stack():
-        if getattr(_local, "interrupt", None) is None:
+    if _local.stack:
+        if _local.interrupt is None:
             _local.interrupt = exc
         return
     signum = exc.signum if isinstance(exc, runtime.Interrupt) else None
@@ -348,7 +348,7 @@ def _hook(k_id, feed, attributes):
     kernel = _kernels.get(k_id)
     if kernel is None:
         return _foreign_call(k_id, feed, attributes)
-    if getattr(_local, "interrupt", None) is not None or _lost():
+    if _local.interrupt is not None or _lost():
         # An interrupt waits for this run to end, or the run is lost at its first error: a
         # later op call of the same run (the next iteration of a Loop or Scan body, the next
         # node) does not run its kernel.
