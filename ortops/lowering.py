@@ -407,11 +407,7 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     if lowered or rewritten:
         _drop_unused_initializers(model, replaced_inputs)
     if lowered:
-        _set_opset(model, target)
-        if not left:
-            keep = [o for o in model.opset_import if o.domain not in DOMAINS]
-            del model.opset_import[:]
-            model.opset_import.extend(keep)
+        _set_opset(model, target, drop=() if left else DOMAINS)
     return Lowered(model, LoweringReport(fallback, target if lowered else current, tuple(lowered), tuple(kept), left,
                                          tuple(rewritten), tuple(unchanged), converted))
 
@@ -613,8 +609,9 @@ def _uses_default_domain(model: onnx.ModelProto) -> bool:
     return any(n.domain in DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
 
 
-def _set_opset(model: onnx.ModelProto, version: int) -> None:
-    keep = [o for o in model.opset_import if o.domain not in DEFAULT_DOMAINS]
+def _set_opset(model: onnx.ModelProto, version: int, drop: Sequence[str] = ()) -> None:
+    """Import default-domain opset ``version`` (IR version 8 at least), and no longer the domains ``drop``."""
+    keep = [o for o in model.opset_import if o.domain not in (*DEFAULT_DOMAINS, *drop)]
     del model.opset_import[:]
     model.opset_import.extend([helper.make_opsetid("", version), *keep])
     model.ir_version = max(model.ir_version, _MIN_IR_VERSION)
