@@ -646,7 +646,15 @@ class InferenceSession:
             if self._source is None or args[1] is None:
                 raise
             failure = exc.with_traceback(None)
-        error = self._rerun(method, args)
+        try:
+            if self._pyop is None:  # the PyOp path's session, made on the first such failure
+                self._pyop = InferenceSession(self._source, providers=self._providers, path="pyop")
+            self._captured(getattr(self._pyop, method), *args)
+            error = None  # the PyOp path raises no OpError
+        except OpError as exc:
+            error = exc.with_traceback(None)
+        except Exception:  # noqa: BLE001 - the PyOp path fails too: ORT's first error stands
+            error = None
         args = None
         try:
             # Raised outside the handler: the error keeps no context, no traceback into ORT's
@@ -654,21 +662,6 @@ class InferenceSession:
             raise error if error is not None else failure
         finally:
             del error, failure
-
-    def _rerun(self, method: str, args) -> OpError | None:
-        """The OpError of ``method`` on ``args`` on the PyOp path, or None if it raises none."""
-        try:
-            self._captured(getattr(self._pyop_session(), method), *args)
-        except OpError as error:
-            return error.with_traceback(None)
-        except Exception:  # noqa: BLE001 - the PyOp path fails too: ORT's first error stands
-            return None
-        return None
-
-    def _pyop_session(self) -> "InferenceSession":
-        if self._pyop is None:
-            self._pyop = InferenceSession(self._source, providers=self._providers, path="pyop")
-        return self._pyop
 
     @staticmethod
     def _captured(run, *args):
