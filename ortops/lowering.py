@@ -469,11 +469,8 @@ def _lower_node(node, op: OpSpec | None, attrs: dict, info: ValueInfo, opset: in
             # shape would abort the process inside the bridge, behind it ORT fails cleanly.
             return [sub.add("Identity", [o]) for o in outputs]
 
-        def composed(sub: Builder) -> list[str]:
-            return module.fast(sub, site)
-
-        results = b.if_(b.all_of(conditions), composed, pyop, out_types, site.out_ranks, name=node.name or None) \
-            if conditions else composed(b)
+        results = b.if_(b.all_of(conditions), lambda sub: module.fast(sub, site), pyop, out_types, site.out_ranks,
+                        name=node.name or None) if conditions else module.fast(b, site)
     else:
         # No If around the checks (each If's subgraphs cost session creation): the data input
         # goes through a Reshape to its own shape plus the checks' sum, 0 unless one fails
