@@ -26,6 +26,7 @@ __all__ = ["InferenceSession", "session_options", "prepare_model", "PATHS"]
 PATHS = ("auto", "pyop", "lowered")
 
 _CONFIG_KEY = "ortops.custom_ops_registered"
+_DISABLED_OPTIMIZERS_KEY = "optimization.disable_specified_optimizers"
 # The default-domain opset the Casts prepare_model adds need, by the type cast from: Cast takes
 # bfloat16 from Cast-13 and an integer ``to`` from Cast-6. ORT checks the Casts against the
 # model's opset import.
@@ -343,22 +344,13 @@ def session_options(sess_options=None):
         if sess_options is None or not _holds_extensions_library(options):
             options.register_custom_ops_library(bridge.library_path())
         options.add_session_config_entry(_CONFIG_KEY, "1")
-        _keep_identity_copies(options)
+        # EliminateIdentity joins the optimizers the options disable (a ";"-separated list; see Notes).
+        disabled = [name for name in (_config_entry(options, _DISABLED_OPTIMIZERS_KEY) or "").split(";") if name]
+        if "EliminateIdentity" not in disabled:
+            options.add_session_config_entry(_DISABLED_OPTIMIZERS_KEY, ";".join([*disabled, "EliminateIdentity"]))
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     runtime.guard_signals()
     return options
-
-
-_DISABLED_OPTIMIZERS_KEY = "optimization.disable_specified_optimizers"
-
-
-def _keep_identity_copies(options) -> None:
-    """Add ORT's ``EliminateIdentity`` to the optimizers the options disable (a ``;``-separated
-    session config entry), keeping those already listed: it would remove the ``Identity``
-    copies that :func:`prepare_model` puts between a bridge node and its graph's outputs."""
-    names = [name for name in (_config_entry(options, _DISABLED_OPTIMIZERS_KEY) or "").split(";") if name]
-    if "EliminateIdentity" not in names:
-        options.add_session_config_entry(_DISABLED_OPTIMIZERS_KEY, ";".join([*names, "EliminateIdentity"]))
 
 
 def _holds_extensions_library(options) -> bool:
