@@ -418,12 +418,6 @@ def _load(model) -> tuple[onnx.ModelProto, str | None]:
     return loaded, os.path.dirname(path) if any(external_tensors(loaded)) else None
 
 
-def _point_at_external_data(options, folder: str | None) -> None:
-    """Tell ORT where the external data of a model given as bytes lives (the options keep it)."""
-    if folder is not None and _config_entry(options, _EXTERNAL_DATA_FOLDER_KEY) != folder:
-        options.add_session_config_entry(_EXTERNAL_DATA_FOLDER_KEY, folder)
-
-
 def _parallel(options) -> bool:
     """Whether ORT runs a session with ``options`` on two intra-op threads or more: their thread
     count, or ORT's default (0: one per core) on a machine with more than one (logical) core."""
@@ -523,7 +517,7 @@ class InferenceSession:
                  **kwargs):
         import onnxruntime as ort
 
-        loaded, external_data_folder = _load(model)
+        loaded, folder = _load(model)  # folder: where its external data lives, or None
         register_schemas()
         # onnx's shape inference, once: the lowering and prepare_model share it
         info = ValueInfo(loaded) if path != "pyop" else None
@@ -544,7 +538,8 @@ class InferenceSession:
             options = session_options(sess_options)
         else:  # every ortops node lowered, none kept as PyOp: a plain session, no extensions library
             options = sess_options if sess_options is not None else ort.SessionOptions()
-        _point_at_external_data(options, external_data_folder)
+        if folder is not None and _config_entry(options, _EXTERNAL_DATA_FOLDER_KEY) != folder:
+            options.add_session_config_entry(_EXTERNAL_DATA_FOLDER_KEY, folder)  # ORT reads the weights there
         unset = options.log_severity_level < 0  # ORT's default logger: warnings included
         # The run options of a call without its own when ORT's log was left to ortops (errors
         # only): a check left to a standard node would log its failure before the OpError.
