@@ -51,7 +51,7 @@ from onnx import TensorProto, helper, numpy_helper
 from . import dtypes, runtime
 from . import standard as standard_ops
 from .builder.schemas import register_schemas
-from .graph import DEFAULT_DOMAINS, check_node, graphs, load_model, subgraphs
+from .graph import DEFAULT_DOMAINS, check_node, graphs, load_model, model_graphs, subgraphs
 from .ops import DOMAINS, OPS
 from .ops.compose import ERRORS_TRANSLATED, NotLowerable
 from .ops.spec import OpSpec
@@ -229,9 +229,12 @@ class Builder:
 
     def check(self, ok: str, value: str, label: str, elem: int, rank: int) -> str:
         """``value`` (ONNX type ``elem``, rank ``rank``) once ``ok`` holds; otherwise ORT fails in
-        a node named ``label``."""
-        return self.if_(ok, lambda sub: [value], lambda sub: _failure(sub, [(ok, label)], [elem], [rank]), [elem],
-                        [rank])[0]
+        a node named ``label`` (:func:`_failures`; the error branch's output is never returned)."""
+        def fail(sub: Builder) -> list[str]:
+            failed = sub.cast(_failures(sub, [(ok, label)]), elem)
+            return [sub.add("Reshape", [failed, sub.const(np.ones(rank or 0, np.int64))])]
+
+        return self.if_(ok, lambda sub: [value], fail, [elem], [rank])[0]
 
     def if_(self, condition: str, then: Callable[["Builder"], list[str]], otherwise: Callable[["Builder"], list[str]],
             out_types: Sequence[int], out_ranks: Sequence[int | None], name: str | None = None) -> list[str]:
@@ -352,7 +355,8 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     if standard:
         model, converted = standard_ops.raised(model, _default_opset(model))
     current = _default_opset(model)
-    others = _uses_default_domain(model)
+    others = any(f.domain in DEFAULT_DOMAINS for f in model.functions) or any(
+        n.domain in DEFAULT_DOMAINS for g in model_graphs(model) for n in g.node)  # nodes of its own in that domain
     target = current if others else max(current or 0, LOWERED_OPSET)
     if info is None or converted is not None:
         info = ValueInfo(model)
@@ -417,7 +421,10 @@ def _placed(model: onnx.ModelProto, graph: onnx.GraphProto, replacement: list) -
     initializers (fewer nodes for a session to load)."""
     if graph is not model.graph:
         return replacement
-    graph.initializer.extend(_initializer(n) for n in replacement if n.op_type == "Constant")
+    for constant in (n for n in replacement if n.op_type == "Constant"):  # a Builder's: its value, named as its output
+        tensor = graph.initializer.add()
+        tensor.CopyFrom(constant.attribute[0].t)
+        tensor.name = constant.output[0]
     return [n for n in replacement if n.op_type != "Constant"]
 
 
@@ -532,14 +539,6 @@ def _rename(nodes, renames: dict[str, str]) -> None:
                     out.name = renames[out.name]
 
 
-def _initializer(constant: onnx.NodeProto) -> onnx.TensorProto:
-    """The tensor of a Builder's ``Constant`` node, named after its output."""
-    tensor = onnx.TensorProto()
-    tensor.CopyFrom(constant.attribute[0].t)
-    tensor.name = constant.output[0]
-    return tensor
-
-
 def _failures(b: Builder, checks) -> str:
     """For every ``(ok, label)``, a Concat named ``label`` of a ``[1, 1]`` and a ``[1, 1 + not
     ok]`` tensor along axis 0: it fails (the other axis does not match) unless ``ok``, in ONNX
@@ -576,14 +575,6 @@ def _add_zero(b: Builder, value: str, elem_type: int, total: str) -> str:
     return b.add("Sub" if elem_type in _SUBTRACTABLE else "Add", [value, b.cast(total, elem_type)])
 
 
-def _failure(b: Builder, checks, out_types: Sequence[int], out_ranks: Sequence[int | None]) -> list[str]:
-    """An error branch: for every ``(ok, label)``, a Concat that fails unless ``ok``, named
-    ``label`` (ORT's message quotes the failing node's name). Its outputs are never returned."""
-    total = _failures(b, checks)
-    # Outputs of the right type and rank (never returned: one of the Concats fails).
-    return [b.add("Reshape", [b.cast(total, t), b.const(np.ones(r or 0, np.int64))]) for t, r in zip(out_types, out_ranks)]
-
-
 def _prefix(node: onnx.NodeProto, taken: set[str]) -> str:
     """A prefix for the node's new values that no name in the model starts with."""
     base, n = f"{node.name or node.output[0]}/lowered", 1
@@ -598,12 +589,6 @@ def _prefix(node: onnx.NodeProto, taken: set[str]) -> str:
 def _default_opset(model: onnx.ModelProto) -> int | None:
     versions = [o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
     return max(versions) if versions else None
-
-
-def _uses_default_domain(model: onnx.ModelProto) -> bool:
-    if any(f.domain in DEFAULT_DOMAINS or any(n.domain in DEFAULT_DOMAINS for n in f.node) for f in model.functions):
-        return True
-    return any(n.domain in DEFAULT_DOMAINS for g in graphs(model.graph) for n in g.node)
 
 
 def _set_opset(model: onnx.ModelProto, version: int, drop: Sequence[str] = ()) -> None:
