@@ -361,12 +361,8 @@ def _holds_extensions_library(options) -> bool:
     options that loaded it before :func:`ortops.register` lack ortops' ops, and loading it
     again would conflict: that is refused with a ``ValueError`` saying what to do.
     """
-    graph = helper.make_graph(
-        [helper.make_node("StringUpper", ["x"], ["y"], domain="ai.onnx.contrib")], "ortops_probe",
-        [helper.make_tensor_value_info("x", TensorProto.STRING, [1])],
-        [helper.make_tensor_value_info("y", TensorProto.STRING, [1])])
-    probe = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
-                                                    helper.make_opsetid("ai.onnx.contrib", 1)], ir_version=8)
+    probe = onnx.parser.parse_model('<ir_version: 8, opset_import: ["" : 13, "ai.onnx.contrib" : 1]>\n'
+                                    "ortops_probe (string[1] x) => (string[1] y) { y = ai.onnx.contrib.StringUpper(x) }")
     if not _creates_session(probe.SerializeToString(), options):
         return False
     if not _creates_session(bridge.probe_model(), options):
