@@ -9,6 +9,7 @@ checked against the op's spec.
 from __future__ import annotations
 
 import os
+from copy import deepcopy
 from typing import Any, Iterator
 
 import onnx
@@ -36,11 +37,7 @@ def load_model(model, *, copy: bool = True, load_external_data: bool = True) -> 
         For anything else.
     """
     if isinstance(model, onnx.ModelProto):
-        if not copy:
-            return model
-        duplicate = onnx.ModelProto()
-        duplicate.CopyFrom(model)
-        return duplicate
+        return deepcopy(model) if copy else model
     if isinstance(model, (bytes, bytearray)):
         return onnx.load_from_string(bytes(model))
     if isinstance(model, (str, os.PathLike)):
