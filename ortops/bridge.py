@@ -50,6 +50,7 @@ Each op is registered once per combination of input types, with declared output 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
@@ -171,39 +172,34 @@ class _Kernel:
         self.op = op
         self.compute = compute
         self.output_dtypes = tuple(output_dtypes)
-        self._attr_cache: dict[tuple, tuple[dict, str | None]] = {}
+        self._parsed = functools.lru_cache(maxsize=256)(self._parse)
 
     def empty_outputs(self) -> tuple[np.ndarray, ...]:
         return tuple(np.empty((0,), dtype=d) for d in self.output_dtypes)
 
-    def attributes(self, raw: dict) -> tuple[dict, str | None]:
-        key = tuple(sorted(raw.items()))
-        cached = self._attr_cache.get(key)
-        if cached is None:
-            raw = dict(raw)
-            node_name = raw.pop(NODE_NAME_ATTR, None) if self.op.carries_node_name else None
-            for name, value in self.op.fixed_attrs:
-                if raw.get(name, value) != value:
-                    raise OpError(self.op.opdef.op_type, f"internal op {self.op.op_type} got {name}={raw[name]!r}",
-                                  kind="attribute")
-                raw[name] = value
-            attrs = self.op.opdef.parse_attributes(raw, node_name)
-            for name, value in self.op.requires:
-                if attrs[name] != value:
-                    raise OpError(
-                        self.op.opdef.op_type,
-                        f"{name}={attrs[name]!r} cannot be carried by the raw path: an attribute cannot choose "
-                        "an output type in the PyOp bridge; pass the model through ortops.prepare_model, or use "
-                        "ortops.InferenceSession",
-                        node_name, kind="attribute",
-                    )
-            cached = (attrs, node_name)
-            if len(self._attr_cache) < 256:
-                self._attr_cache[key] = cached
-        return cached
+    def _parse(self, items: tuple) -> tuple[dict, str | None]:
+        """The parsed attributes and the node's name from the bridge's raw ``(name, value)`` items."""
+        raw = dict(items)
+        node_name = raw.pop(NODE_NAME_ATTR, None) if self.op.carries_node_name else None
+        for name, value in self.op.fixed_attrs:
+            if raw.get(name, value) != value:
+                raise OpError(self.op.opdef.op_type, f"internal op {self.op.op_type} got {name}={raw[name]!r}",
+                              kind="attribute")
+            raw[name] = value
+        attrs = self.op.opdef.parse_attributes(raw, node_name)
+        for name, value in self.op.requires:
+            if attrs[name] != value:
+                raise OpError(
+                    self.op.opdef.op_type,
+                    f"{name}={attrs[name]!r} cannot be carried by the raw path: an attribute cannot choose "
+                    "an output type in the PyOp bridge; pass the model through ortops.prepare_model, or use "
+                    "ortops.InferenceSession",
+                    node_name, kind="attribute",
+                )
+        return attrs, node_name
 
     def __call__(self, feed: Sequence[np.ndarray], raw_attrs: dict) -> tuple[np.ndarray, ...]:
-        attrs, node_name = self.attributes(raw_attrs)
+        attrs, node_name = self._parsed(tuple(sorted(raw_attrs.items())))
         try:
             outputs = self.compute(*feed, **attrs)
         except OpError as exc:
