@@ -517,12 +517,8 @@ def runtime_facts() -> frozenset:
 
 
 def _probe_facts() -> frozenset:
-    facts: set[str] = set()
-    for op in OPS:
-        module = _module(op)
-        if module is not None and hasattr(module, "runtime_facts"):
-            facts |= set(module.runtime_facts())
-    return frozenset(facts)
+    probing = [m for m in map(_module, OPS) if m is not None and hasattr(m, "runtime_facts")]
+    return frozenset(fact for module in probing for fact in module.runtime_facts())
 
 
 def _rename(nodes, renames: dict[str, str]) -> None:
