@@ -423,16 +423,15 @@ def _parallel(options) -> bool:
 
 def _lower_for_session(model: onnx.ModelProto, path: str, info: ValueInfo | None, parallel: bool):
     """``(model, report)``: ``model`` with the nodes ``path`` chooses lowered (guarded), and
-    the :class:`ortops.LoweringReport` (None for ``path="pyop"``); ``parallel``: the session
-    runs on two threads or more (:data:`ortops.ops.compose.PARALLEL`)."""
+    the :class:`ortops.LoweringReport` (None for ``path="pyop"``); ``info``: the model's
+    :class:`ValueInfo` (None only for ``path="pyop"``); ``parallel``: the session runs on two
+    threads or more (:data:`ortops.ops.compose.PARALLEL`)."""
     if path not in PATHS:
         raise ValueError(f"path={path!r} must be one of {PATHS}")
     if path == "pyop":
         return model, None
     chosen = None
     if path == "auto":
-        info = info or ValueInfo(model)
-
         def chosen(node: onnx.NodeProto) -> bool | str:
             op, attrs = check_node(node)
             where = op.session_path
