@@ -1,6 +1,6 @@
 """ortops' process-wide resources: the inner ORT sessions (:func:`inner_session`, single-threaded),
 the one worker pool (:func:`pool`, :func:`parallel_map`; ``ORTOPS_NUM_THREADS``), the named caches
-(:func:`cached`: least recently used dropped first) and the signal guard (:func:`guard_signals`).
+(:func:`cached`: ``functools.lru_cache`` per name) and the signal guard (:func:`guard_signals`).
 
 Every function may be called from any thread. A forked child starts with a new lock, no pool, no
 inner sessions and empty caches; the parent's objects are kept, never destroyed, in the child.
@@ -10,12 +10,13 @@ threads, signals and ``fork``, and why, is in docs/architecture.md ("Process-wid
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
 import threading
 import time
-from collections import OrderedDict
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Hashable, Sequence, TypeVar
 
@@ -31,8 +32,9 @@ THREADS_ENV = "ORTOPS_NUM_THREADS"
 _MAX_WORKERS = 15
 
 _lock = threading.Lock()
+_sessions: dict[Hashable, object] = {}
 _pool: ThreadPoolExecutor | None = None
-_caches: dict[str, tuple[threading.RLock, OrderedDict]] = {}  # name -> (lock, key -> object, oldest use first)
+_caches: dict[str, tuple] = {}  # name -> (lock, functools.lru_cache, the entries it holds)
 _abandoned: list = []  # the parent's pool and sessions, in a forked child: never destroyed
 
 
@@ -87,7 +89,36 @@ def inner_session(key: Hashable, model: Callable[[], bytes]):
     session runs on the CPU provider, with ORT's warnings off (an inner session's inputs are
     checked by the kernel that calls it) and no intra- or inter-op threads.
     """
-    return cached("runtime.inner_sessions", key, lambda: _new_session(model()))
+    session = _sessions.get(key)
+    if session is None:
+        with _lock:
+            session = _sessions.get(key)
+            if session is None:
+                _watch_fork()
+                session = _sessions[key] = _new_session(model())
+    return session
+
+
+class _Entry:
+    """What a named cache's ``functools.lru_cache`` is called with: equal to another by its key
+    alone, it carries the builder, and once built the object (so that :func:`entries` can list
+    what the cache holds)."""
+
+    __slots__ = ("key", "build", "value", "__weakref__")
+
+    def __init__(self, key: Hashable, build: Callable):
+        self.key, self.build = key, build
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return self.key == other.key
+
+
+def _build(entry: _Entry):
+    entry.value = entry.build()
+    return entry.value
 
 
 def cached(cache: str, key: Hashable, build: Callable[[], T], *, limit: int | None = None) -> T:
@@ -104,21 +135,19 @@ def cached(cache: str, key: Hashable, build: Callable[[], T], *, limit: int | No
         threads that want an object of the same cache wait), so every thread gets the one
         object stored.
     limit : int, optional
-        Keep at most this many objects in the cache, dropping the least recently used.
+        Keep at most this many objects in the cache, dropping the least recently used
+        (``functools.lru_cache(maxsize=limit)``).
     """
     with _lock:
         if cache not in _caches:
             _watch_fork()
-            _caches[cache] = (threading.RLock(), OrderedDict())
-        lock, held = _caches[cache]
+            _caches[cache] = (threading.RLock(), functools.lru_cache(maxsize=limit)(_build), weakref.WeakSet())
+        lock, lookup, held = _caches[cache]
+    entry = _Entry(key, build)
     with lock:
-        if key in held:
-            held.move_to_end(key)
-            return held[key]
-        value = held[key] = build()
-        if limit is not None and len(held) > limit:
-            held.popitem(last=False)
-        return value
+        value = lookup(entry)
+        held.add(entry)  # a new key's entry; the lru_cache holds it, so it lives until dropped
+    return value
 
 
 def entries(cache: str) -> dict:
@@ -128,7 +157,7 @@ def entries(cache: str) -> dict:
     if found is None:
         return {}
     with found[0]:
-        return dict(found[1])
+        return {entry.key: entry.value for entry in list(found[2])}
 
 
 def clear(cache: str) -> None:
@@ -247,10 +276,11 @@ def abandon(resource: object) -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _lock, _pool, _caches
-    _abandoned.append((_pool, _caches))
+    global _lock, _pool, _sessions, _caches
+    _abandoned.append((_pool, _sessions, _caches))
     _lock = threading.Lock()
     _pool = None
+    _sessions = {}
     _caches = {}
 
 
