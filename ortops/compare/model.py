@@ -103,9 +103,9 @@ def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path) 
 
     Without external data: ``directory/ortops-compare.onnx``. With external data, whose locations
     are relative to ``source``'s folder: a hidden file in that folder (every runtime then finds the
-    data where it is, and onnx accepts it), else, if the folder is read-only, the same file in
-    ``directory`` next to links to the data files (ONNX Runtime and OpenVINO follow them; onnx's
-    loader refuses hard links, so the reference runtime is told the original folder).
+    data where it is), else, if the folder is read-only, the same file in ``directory`` next to
+    copies of the data files. Not links: ONNX Runtime and OpenVINO refuse a symbolic one, and a
+    hard one makes onnx's loader refuse the original file too (the reference runtime reads it).
     """
     files = external_files(model)
     data = model.SerializeToString()
@@ -120,13 +120,7 @@ def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path) 
         original = (source.parent / location).resolve()
         target = directory / location
         target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(original, target)
-        except OSError:
-            try:
-                target.symlink_to(original)
-            except OSError:
-                shutil.copyfile(original, target)
+        shutil.copyfile(original, target)
     path = directory / "ortops-compare.onnx"
     path.write_bytes(data)
     return path

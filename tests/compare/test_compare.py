@@ -117,6 +117,34 @@ def test_external_data_stays_in_its_files(tmp_path):
     assert plain["runtimes"][0]["status"] == "ok"
 
 
+def test_external_data_in_a_read_only_folder(tmp_path, monkeypatch):
+    """Where the model's folder cannot take compare's copy of the model (read-only), the data files
+    go next to it in a temporary folder, and every runtime still reads them (before, hard links
+    there made onnx's loader refuse the original file: the reference runtime failed)."""
+    import pathlib
+
+    model = onnx.load(models.batch_norm_with_momentum(tmp_path / "bn.onnx"))
+    raw = [onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(t), t.name) for t in model.graph.initializer]
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(raw)
+    folder = tmp_path / "external"
+    folder.mkdir()
+    onnx.save(model, folder / "bn.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+              location="weights.bin", size_threshold=64)
+    write_bytes = pathlib.Path.write_bytes
+
+    def refuse_in_folder(self, data):  # this test runs as any user, root included: chmod would not refuse
+        if self.parent == folder:
+            raise PermissionError(13, "Permission denied", str(self))
+        return write_bytes(self, data)
+
+    monkeypatch.setattr(pathlib.Path, "write_bytes", refuse_in_folder)
+    report = compare(folder / "bn.onnx", seed=2, runtimes=["onnxruntime", "reference"])
+    assert [r["status"] for r in report["runtimes"]] == ["ok", "ok"], report["runtimes"]
+    assert (folder / "weights.bin").stat().st_nlink == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["bn.onnx", "weights.bin"]
+
+
 def test_openvino_integer_mean_and_nan_are_explained(tmp_path):
     pytest.importorskip("openvino")
     from ortops import builder
