@@ -104,8 +104,9 @@ def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path) 
     Without external data: ``directory/ortops-compare.onnx``. With external data, whose locations
     are relative to ``source``'s folder: a hidden file in that folder (every runtime then finds the
     data where it is), else, if the folder is read-only, the same file in ``directory`` next to
-    copies of the data files. Not links: ONNX Runtime and OpenVINO refuse a symbolic one, and a
-    hard one makes onnx's loader refuse the original file too (the reference runtime reads it).
+    copies of the data files, made once per ``directory``. Not links: ONNX Runtime and OpenVINO
+    refuse a symbolic one, and a hard one makes onnx's loader refuse the original file too (the
+    reference runtime reads it).
     """
     files = external_files(model)
     data = model.SerializeToString()
@@ -119,8 +120,9 @@ def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path) 
     for location in files:
         original = (source.parent / location).resolve()
         target = directory / location
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(original, target)
+        if not target.exists():  # copied for an earlier model of the same source
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(original, target)
     path = directory / "ortops-compare.onnx"
     path.write_bytes(data)
     return path

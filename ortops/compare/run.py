@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import os
 import pathlib
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -116,94 +117,97 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
     original_outputs = [o.name for o in model.graph.output]
     node_count = len(model.graph.node)
     runtime_settings = {"openvino": {"precision": openvino_precision}}
-    runner = Runner(path, runtime_settings, {"external_dir": os.fspath(path.parent.resolve())}, timeout)
+    with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:
+        # One folder for the run: copies of external data from a read-only folder are made once.
+        runner = Runner(path, runtime_settings, {"external_dir": os.fspath(path.parent.resolve())}, timeout,
+                        pathlib.Path(tmp))
 
-    def probe(m, names):  # the conditions of If nodes, from the first runtime that runs
-        exposed_model, detail = model_mod.expose(m, names), ""
+        def probe(m, names):  # the conditions of If nodes, from the first runtime that runs
+            exposed_model, detail = model_mod.expose(m, names), ""
+            for runtime in runtimes:
+                result = runner.run(runtime, exposed_model, feed)
+                if result.status == "ok":
+                    return result.outputs, ""
+                detail = detail or f"{runtime} {result.status}: {result.detail}"
+            return {}, detail
+
+        lifted = model_mod.lift_branches(model, audit.is_audited, probe, known=feed)
+        model = lifted.model
+        nodes = audit.audited_nodes(model)
+        exposed = [model_mod.AuditedNode.of(i, n) for i, n in enumerate(model.graph.node)] if trace else nodes
+        audited = model_mod.expose(model, [n for node in exposed for n in (*node.inputs, *node.outputs)])
+        results: dict[str, RuntimeResult] = {}
         for runtime in runtimes:
-            result = runner.run(runtime, exposed_model, feed)
-            if result.status == "ok":
-                return result.outputs, ""
-            detail = detail or f"{runtime} {result.status}: {result.detail}"
-        return {}, detail
-
-    lifted = model_mod.lift_branches(model, audit.is_audited, probe, known=feed)
-    model = lifted.model
-    nodes = audit.audited_nodes(model)
-    exposed = [model_mod.AuditedNode.of(i, n) for i, n in enumerate(model.graph.node)] if trace else nodes
-    audited = model_mod.expose(model, [n for node in exposed for n in (*node.inputs, *node.outputs)])
-    results: dict[str, RuntimeResult] = {}
-    for runtime in runtimes:
-        tell(Step(runtime, False))
-        results[runtime] = runner.run(runtime, audited, feed)
-        if results[runtime].status == "failed" and len(audited.graph.output) > len(model.graph.output):
-            # The exposed tensors may be what the runtime refuses: retry on the model as it is.
-            retry = runner.run(runtime, model, feed)
-            if retry.status == "ok":
-                results[runtime] = retry._replace(
-                    detail="ran without the audited tensors exposed: " + results[runtime].detail)
-        tell(Step(runtime, True, results[runtime].status, results[runtime].seconds))
-    tell(Step("compare", False))
-    compared = time.perf_counter()
-    ran = {name: r.outputs for name, r in results.items() if r.status == "ok"}
-    baseline = next(iter(ran), None)
-    graph = audit.Graph(model)
-    base_dir = os.fspath(path.parent)
-    node_results = (audit.audit_nodes(model, nodes, feed, ran, baseline, atol=atol, rtol=rtol, base_dir=base_dir)
-                    if baseline else [])
-    found = (audit.origins(model, feed, ran, baseline, atol=atol, rtol=rtol, base_dir=base_dir)
-             if trace and baseline else [])
-    output_rows = []
-    for runtime, name in ((r, n) for r in ran if r != baseline for n in original_outputs):
-        want, got = ran[baseline].get(name), ran[runtime].get(name)
-        row = {"output": name, "runtime": runtime, "verdict": "unexplained", "explanation": "", "node": None,
-               "comparison": None}
-        if want is None and got is None:  # a sequence, map or string output: not compared
-            row.update(verdict="skipped", explanation="not a numeric tensor in either runtime")
-        elif want is None or got is None:
-            row["explanation"] = f"{runtime if got is None else baseline} returned no output {name!r}"
-        else:
-            comparison = compare_arrays(got, want, **tolerances.of(name)._asdict())
-            if comparison.status == "match":
-                row["verdict"] = "match"
+            tell(Step(runtime, False))
+            results[runtime] = runner.run(runtime, audited, feed)
+            if results[runtime].status == "failed" and len(audited.graph.output) > len(model.graph.output):
+                # The exposed tensors may be what the runtime refuses: retry on the model as it is.
+                retry = runner.run(runtime, model, feed)
+                if retry.status == "ok":
+                    results[runtime] = retry._replace(
+                        detail="ran without the audited tensors exposed: " + results[runtime].detail)
+            tell(Step(runtime, True, results[runtime].status, results[runtime].seconds))
+        tell(Step("compare", False))
+        compared = time.perf_counter()
+        ran = {name: r.outputs for name, r in results.items() if r.status == "ok"}
+        baseline = next(iter(ran), None)
+        graph = audit.Graph(model)
+        base_dir = os.fspath(path.parent)
+        node_results = (audit.audit_nodes(model, nodes, feed, ran, baseline, atol=atol, rtol=rtol, base_dir=base_dir)
+                        if baseline else [])
+        found = (audit.origins(model, feed, ran, baseline, atol=atol, rtol=rtol, base_dir=base_dir)
+                 if trace and baseline else [])
+        output_rows = []
+        for runtime, name in ((r, n) for r in ran if r != baseline for n in original_outputs):
+            want, got = ran[baseline].get(name), ran[runtime].get(name)
+            row = {"output": name, "runtime": runtime, "verdict": "unexplained", "explanation": "", "node": None,
+                   "comparison": None}
+            if want is None and got is None:  # a sequence, map or string output: not compared
+                row.update(verdict="skipped", explanation="not a numeric tensor in either runtime")
+            elif want is None or got is None:
+                row["explanation"] = f"{runtime if got is None else baseline} returned no output {name!r}"
             else:
-                row["verdict"], row["explanation"], row["node"] = audit.explain_output(graph, name, runtime,
-                                                                                       node_results)
-            if row["verdict"] == "unexplained":
-                row["explanation"] += audit.origin_note(graph, name, runtime, found)
-                if runtime == "openvino" and openvino_precision != "f32" and comparison.dtype[0].startswith("float"):
-                    row["explanation"] += (f"; OpenVINO ran at precision {openvino_precision} "
-                                           "(--openvino-precision f32 compares at float32)")
-            row.update(comparison=comparison.as_dict(), causal=None)
-        output_rows.append(row)
-    tell(Step("compare", True, "outputs compared, nodes audited", time.perf_counter() - compared))
-    explained = [row for row in output_rows if row["verdict"] == "explained"]
-    if explained:
-        tell(Step("causal", False))
-        started = time.perf_counter()
-        checks = causal.check_outputs(model, feed, ran, baseline, explained, node_results, atol=atol, rtol=rtol,
-                                      runner=runner, base_dir=base_dir)
-        for row in explained:
-            _apply_causal(row, checks[row["output"], row["runtime"]])
-        tell(Step("causal", True, f"{count(len(explained), 'output')} checked", time.perf_counter() - started))
-    runtime_rows = []
-    for name, result in results.items():
-        row = {"name": name, "status": result.status, "detail": result.detail, "version": result.version,
-               "settings": result.settings, "seconds": round(result.seconds, 3), "verdict": None, "node": None,
-               "causal": None}
-        if result.status in ("failed", "crashed"):
-            cause = audit.explain_failure(model, nodes, feed, ran, base_dir, result.detail)
-            if cause is not None:
-                finding, node = cause
-                row.update(verdict="explained", topic=finding.topic, node=node.name,
-                           explanation=f"{model_mod.node_label(node)}: {finding.detail}")
-                check = causal.check_failure(model, feed, ran, name, node, runner=runner, base_dir=base_dir)
-                row["causal"] = check.as_dict()
-                if check.status == "failed":
-                    row.update(verdict="unexplained", explanation=f"{row['explanation']}; but {check.detail}")
-            else:
-                row.update(verdict="unexplained", topic=None, explanation="no audited node shows why")
-        runtime_rows.append(row)
+                comparison = compare_arrays(got, want, **tolerances.of(name)._asdict())
+                if comparison.status == "match":
+                    row["verdict"] = "match"
+                else:
+                    row["verdict"], row["explanation"], row["node"] = audit.explain_output(graph, name, runtime,
+                                                                                           node_results)
+                if row["verdict"] == "unexplained":
+                    row["explanation"] += audit.origin_note(graph, name, runtime, found)
+                    if runtime == "openvino" and openvino_precision != "f32" and comparison.dtype[0].startswith("float"):
+                        row["explanation"] += (f"; OpenVINO ran at precision {openvino_precision} "
+                                               "(--openvino-precision f32 compares at float32)")
+                row.update(comparison=comparison.as_dict(), causal=None)
+            output_rows.append(row)
+        tell(Step("compare", True, "outputs compared, nodes audited", time.perf_counter() - compared))
+        explained = [row for row in output_rows if row["verdict"] == "explained"]
+        if explained:
+            tell(Step("causal", False))
+            started = time.perf_counter()
+            checks = causal.check_outputs(model, feed, ran, baseline, explained, node_results, atol=atol, rtol=rtol,
+                                          runner=runner, base_dir=base_dir)
+            for row in explained:
+                _apply_causal(row, checks[row["output"], row["runtime"]])
+            tell(Step("causal", True, f"{count(len(explained), 'output')} checked", time.perf_counter() - started))
+        runtime_rows = []
+        for name, result in results.items():
+            row = {"name": name, "status": result.status, "detail": result.detail, "version": result.version,
+                   "settings": result.settings, "seconds": round(result.seconds, 3), "verdict": None, "node": None,
+                   "causal": None}
+            if result.status in ("failed", "crashed"):
+                cause = audit.explain_failure(model, nodes, feed, ran, base_dir, result.detail)
+                if cause is not None:
+                    finding, node = cause
+                    row.update(verdict="explained", topic=finding.topic, node=node.name,
+                               explanation=f"{model_mod.node_label(node)}: {finding.detail}")
+                    check = causal.check_failure(model, feed, ran, name, node, runner=runner, base_dir=base_dir)
+                    row["causal"] = check.as_dict()
+                    if check.status == "failed":
+                        row.update(verdict="unexplained", explanation=f"{row['explanation']}; but {check.detail}")
+                else:
+                    row.update(verdict="unexplained", topic=None, explanation="no audited node shows why")
+            runtime_rows.append(row)
     report = {
         "schema": SCHEMA,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

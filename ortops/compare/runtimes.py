@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import tempfile
 import time
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -158,19 +157,21 @@ def run_in_child(runtime: str, model_path: pathlib.Path, feed: Mapping[str, np.n
 
 class Runner(NamedTuple):
     """Runs models of ``source`` (whose folder holds their external data) in a runtime's child
-    process, each written to a temporary folder of its own: ``settings`` (runtime -> its own),
-    ``context`` (what every runtime may need) and ``timeout`` as :func:`run_in_child`'s."""
+    process, each written to ``directory`` while it runs (:func:`ortops.compare.model.save`: when
+    the source's folder is read-only, the data files are copied there once for every model):
+    ``settings`` (runtime -> its own), ``context`` (what every runtime may need) and ``timeout`` as
+    :func:`run_in_child`'s."""
 
     source: pathlib.Path
     settings: Mapping[str, Mapping]
     context: Mapping
     timeout: float | None
+    directory: pathlib.Path
 
     def run(self, runtime: str, model: onnx.ModelProto, feed: Mapping[str, np.ndarray]) -> RuntimeResult:
-        with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:
-            path = model_mod.save(model, self.source, pathlib.Path(tmp))
-            try:  # the model may be written next to the source's external data, outside the folder
-                return run_in_child(runtime, path, feed, self.settings.get(runtime, {}), self.context,
-                                    timeout=self.timeout)
-            finally:
-                path.unlink(missing_ok=True)
+        path = model_mod.save(model, self.source, self.directory)
+        try:  # the model may be written next to the source's external data, outside the folder
+            return run_in_child(runtime, path, feed, self.settings.get(runtime, {}), self.context,
+                                timeout=self.timeout)
+        finally:
+            path.unlink(missing_ok=True)

@@ -126,7 +126,7 @@ def test_a_failure_is_blamed_on_a_node_only_when_the_node_alone_fails(tmp_path, 
     model, path = _top_k_model(tmp_path, k)
     (node,) = audited_nodes(model)
     feed = {"x": np.array([[1, 3, 2], [0, 0, 5]], np.float32)}
-    check = check_failure(model, feed, {}, "onnxruntime", node, runner=Runner(path, {}, {}, 120))
+    check = check_failure(model, feed, {}, "onnxruntime", node, runner=Runner(path, {}, {}, 120, tmp_path))
     if k == 4 and check.status == "failed":
         pytest.skip("this ORT accepts k above the axis size")
     assert check.status == status and check.cut == ("t",), check

@@ -122,6 +122,7 @@ def test_external_data_in_a_read_only_folder(tmp_path, monkeypatch):
     go next to it in a temporary folder, and every runtime still reads them (before, hard links
     there made onnx's loader refuse the original file: the reference runtime failed)."""
     import pathlib
+    import shutil
 
     model = onnx.load(models.batch_norm_with_momentum(tmp_path / "bn.onnx"))
     raw = [onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(t), t.name) for t in model.graph.initializer]
@@ -139,8 +140,12 @@ def test_external_data_in_a_read_only_folder(tmp_path, monkeypatch):
         return write_bytes(self, data)
 
     monkeypatch.setattr(pathlib.Path, "write_bytes", refuse_in_folder)
+    copied = []
+    copyfile = shutil.copyfile
+    monkeypatch.setattr(shutil, "copyfile", lambda src, dst: copied.append(src) or copyfile(src, dst))
     report = compare(folder / "bn.onnx", seed=2, runtimes=["onnxruntime", "reference"])
     assert [r["status"] for r in report["runtimes"]] == ["ok", "ok"], report["runtimes"]
+    assert copied == [folder / "weights.bin"]  # once for the whole run, not once per runtime
     assert (folder / "weights.bin").stat().st_nlink == 1
     assert sorted(p.name for p in folder.iterdir()) == ["bn.onnx", "weights.bin"]
 
