@@ -622,10 +622,11 @@ class InferenceSession:
             raise
         except Exception as exc:  # noqa: BLE001 - re-raised below unless the PyOp path names an OpError
             if method == "run_with_iobinding":  # re-run from the binding's remembered inputs
-                method, args = "run_with_ort_values", (None, getattr(args[0], "replayable", lambda: None)(), None)
+                feed = getattr(args[0], "replayable", lambda: None)()  # None: bound by pointer
+                method, args = "run_with_ort_values", (None, feed, None)
             else:
-                args = (*args, run_options)
-            if self._source is None or args[1] is None:
+                feed, args = args[1], (*args, run_options)
+            if self._source is None or feed is None:
                 raise
             failure = exc.with_traceback(None)
         try:
@@ -637,7 +638,7 @@ class InferenceSession:
             error = exc.with_traceback(None)
         except Exception:  # noqa: BLE001 - the PyOp path fails too: ORT's first error stands
             error = None
-        args = None
+        args = feed = None
         try:
             # Raised outside the handler: the error keeps no context, no traceback into ORT's
             # call, hence no reference to the inputs.
