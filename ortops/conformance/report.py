@@ -157,9 +157,8 @@ def _by_source(results: Sequence[Result]) -> list[list]:
 
 
 def _grid(results: Sequence[Result]) -> Grid:
-    table = matrix.matrix(results)
     rows = []
-    for topic, cells in table.items():
+    for topic, cells in matrix.matrix(results).items():
         row = [Cell(topic)]
         for column in matrix.COLUMNS:
             value = cells[column]
