@@ -144,8 +144,7 @@ def _conformance(args: argparse.Namespace) -> int:
     if ncnn:
         from .conformance import ncnn_oracle
 
-        missing = ncnn_oracle.unavailable()
-        if missing:
+        if missing := ncnn_oracle.unavailable():
             return _usage_error(console, f"--oracle ncnn needs the real ncnn runtime built for ortops ({missing}): "
                                          "build it with: ortops install-oracle ncnn")
     start = time.perf_counter()
@@ -188,8 +187,7 @@ def _compare(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
     out = pathlib.Path(args.out)
-    problem = _output_problem("--out", args.out, directory=True)
-    if problem:
+    if problem := _output_problem("--out", args.out, directory=True):
         return fail(problem)
     from .compare.outputs import ToleranceError, parse_tolerances
 
@@ -248,8 +246,7 @@ def _lower(args: argparse.Namespace) -> int:
         print(f"ortops lower: {message}", file=sys.stderr)
         return status
 
-    problem = _output_problem("-o", args.output, directory=False)
-    if problem:
+    if problem := _output_problem("-o", args.output, directory=False):
         return fail(problem)
     try:
         model = onnx.load(args.model)

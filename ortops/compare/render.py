@@ -138,12 +138,11 @@ def document(report: dict) -> Document:
     """The report as a :class:`ortops.reporting.Document` (Markdown and HTML read the same blocks)."""
     model = pathlib.Path(report["model"]["path"]).name
     summary = report["summary"]
-    settings = report["settings"]
     doc = Document(f"ortops compare: {model}")
     doc.add(Paragraph(f"**{summary['verdict']}** (exit status {summary['exit_status']}). "
                       f"Model `{report['model']['path']}`, {report['model']['nodes']} nodes, "
                       f"{len(report['audited'])} audited. Baseline: `{report['baseline']}`. "
-                      f"OpenVINO precision: `{settings['openvino_precision']}`."),
+                      f"OpenVINO precision: `{report['settings']['openvino_precision']}`."),
             Paragraph(_HOW_TO_READ))
     pairs = _pairs(report)
     doc.add(Heading("Summary"), *summary_blocks([pair for pair, _ in pairs], STATUSES, id="summary-table"))

@@ -157,9 +157,8 @@ def _by_source(results: Sequence[Result]) -> list[list]:
 
 
 def _grid(results: Sequence[Result]) -> Grid:
-    table = matrix.matrix(results)
     rows = []
-    for topic, cells in table.items():
+    for topic, cells in matrix.matrix(results).items():
         row = [Cell(topic)]
         for column in matrix.COLUMNS:
             value = cells[column]
@@ -283,8 +282,7 @@ def print_summary(results: Sequence[Result], console=None, notes: Sequence[str] 
     """The console summary: counts per op and source, the per-pair summary, then every
     unexplained case. On a pipe or in a CI log (:func:`ortops.reporting.console.is_plain`),
     plain whole lines: ``conformance total=... agree=...`` is the line to grep."""
-    from ..reporting import console as out
-
+    out = reporting.console
     console = console or out.make_console()
     rows = _by_source(results)
     s = summary(results)

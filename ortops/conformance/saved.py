@@ -41,35 +41,35 @@ def save(result: Result, out_dir: pathlib.Path) -> pathlib.Path:
     case = result.case
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    stem = out / case.name
-    onnx.save(model_of(case), str(stem) + ".onnx")
-    np.savez_compressed(str(stem) + ".inputs.npz", **case.inputs)
+    files = {"model": f"{case.name}.onnx", "inputs": f"{case.name}.inputs.npz",
+             "expected": f"{case.name}.expected.npz"}
+    onnx.save(model_of(case), out / files["model"])
+    np.savez_compressed(out / files["inputs"], **case.inputs)
     expected = expected_outputs(case)
     arrays = {f"expected.{k}": v for k, v in (case.expected or {}).items()}
     if not isinstance(expected, OpError):
         arrays.update({f"reference.{k}": v for k, v in expected.items()})
-    np.savez_compressed(str(stem) + ".expected.npz", **arrays)
+    np.savez_compressed(out / files["expected"], **arrays)
     if isinstance(expected, OpError):
         reference = {"error": {"kind": expected.kind, "message": expected.detail}}
     elif sum(v.size for v in expected.values()) <= INLINE_OUTPUT_ITEMS:
         reference = {k: {"dtype": str(v.dtype), "shape": list(v.shape), "values": jsonable(v)}
                      for k, v in expected.items()}
     else:
-        reference = {k: {"dtype": str(v.dtype), "shape": list(v.shape), "in": f"{case.name}.expected.npz",
+        reference = {k: {"dtype": str(v.dtype), "shape": list(v.shape), "in": files["expected"],
                          "key": f"reference.{k}"} for k, v in expected.items()}
     data = {
         "name": case.name, "op": case.op, "source": case.source, "dtype": case.dtype,
         "attributes": jsonable(case.attrs), "expected_from": case.expected_from,
         "expected_family": case.expected_family,
         "onnx_versions": list(case.onnx_versions), "details": jsonable(case.details),
-        "files": {"model": f"{case.name}.onnx", "inputs": f"{case.name}.inputs.npz",
-                  "expected": f"{case.name}.expected.npz"},
+        "files": files,
         "reference_outputs": reference,
         "status": result.status, "reason": result.reason,
         "oracles": {family: status for family, (status, _) in result.oracles().items()},
         "checks": [c.to_json() for c in result.checks],
     }
-    path = pathlib.Path(str(stem) + ".json")
+    path = out / f"{case.name}.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
     return path
 

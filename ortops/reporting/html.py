@@ -188,8 +188,7 @@ def _blocks(items: Sequence[Block], ids: _Ids) -> str:
 def render(document: Document) -> str:
     """The whole document as one HTML page (a string), with inline CSS and JavaScript."""
     status_css = "".join(f".st-{_slug(s)}{{background:{c}}}" for s, c in COLOURS.items())
-    ids = _Ids()
-    body = _blocks(document.blocks, ids)
+    body = _blocks(document.blocks, _Ids())
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
