@@ -263,7 +263,7 @@ def _narrowing(case: Case) -> tuple[str, str, np.dtype, np.ndarray] | None:
     return None if unchanged else (topic, what, narrowed.dtype, narrowed)
 
 
-def _explain_narrowing(case: Case, got, ov) -> Check | None:
+def _explain_narrowing(case: Case, got, want, ov) -> Check | None:
     """A known TopK narrowing that accounts for OpenVINO's answer, compared in the type the CPU
     plugin computes in (so that order and ties are judged as OpenVINO sees the values)."""
     narrowing = _narrowing(case)
@@ -280,7 +280,6 @@ def _explain_narrowing(case: Case, got, ov) -> Check | None:
         ok, ties = bool(evidence), f", up to equal values at the k boundary ({evidence})"
     if not ok:
         return None
-    want = expected(case.inputs, case.attrs)
     return verdict("openvino", "explained", topic, reason(topic, "openvino", case.op),
                    f"{first_difference(TOP_K.outputs, got, want)}; OpenVINO's answer equals {what}{ties}: {short(got)}")
 
@@ -311,7 +310,7 @@ def index_ties_evidence(case: Case, got, want, ov, work=None) -> str | None:
 
 def _openvino_explain(case: Case, got, want, ov) -> Check | None:
     """An explained check when a known behaviour of OpenVINO accounts for the difference."""
-    check = _explain_narrowing(case, got, ov)
+    check = _explain_narrowing(case, got, want, ov)
     if check is not None:
         return check
     if has_nan(case.inputs["data"]):  # the NaN row is every op's; sort=index picks its own equal values
