@@ -105,9 +105,9 @@ def _observe(oracle: str, run: Callable, missing: str, rejects: str):
 # ----------------------------------------------------------------------------- comparing
 
 
-def _versus(oracle: str, got: np.ndarray, want: np.ndarray, detail: str = "", left: str = "ortops") -> Check:
+def _versus(oracle: str, got: np.ndarray, want: np.ndarray, left: str = "ortops") -> Check:
     if same(got, want):
-        return Check(oracle, "agree", detail=detail)
+        return Check(oracle, "agree")
     return Check(oracle, "unexplained", "results differ", difference=difference("output", got, want, left=left,
                                                                                 right=oracle))
 
