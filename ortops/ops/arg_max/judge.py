@@ -352,7 +352,6 @@ def _standard(largest: bool):
         node = capture.node
         data = np.asarray(capture.inputs[0])
         axis = attribute(node, "axis", 0)
-        axis = axis + data.ndim if axis < 0 else axis
         other_data = None if capture.other_inputs is None else np.asarray(capture.other_inputs[0])
         answers = []
         for out, own in ((capture.base[0], data), (capture.other[0], data if other_data is None else other_data)):

@@ -393,7 +393,6 @@ def _classify(capture: Capture, *, largest: bool, ordered: str) -> Finding:
     data = np.asarray(capture.inputs[0])
     k = _k(capture.node, capture.inputs)
     axis = attribute(capture.node, "axis", -1)
-    axis = axis + data.ndim if axis < 0 else axis
     other = None if capture.other_inputs is None else capture.other_inputs[0]
     return judge_selection(data, axis, k, largest, [tuple(capture.base[:2]), tuple(capture.other[:2])],
                            (capture.base_runtime, capture.other_runtime), ordered=ordered, other_data=other,
