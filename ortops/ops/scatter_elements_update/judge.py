@@ -117,7 +117,6 @@ def flat_targets(shape, indices, axis: int) -> np.ndarray:
     row-major order of ``indices``: ScatterElements' rule. ``axis`` in [-r, r-1], indices in
     [-d, d-1] (negative ones count from the end)."""
     indices = np.asarray(indices)
-    axis = axis + len(shape) if axis < 0 else axis
     coords = list(np.indices(indices.shape, dtype=np.int64))
     coords[axis] = indices.astype(np.int64) % max(shape[axis], 1)
     return np.ravel_multi_index(coords, shape).reshape(-1)
