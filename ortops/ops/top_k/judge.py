@@ -17,7 +17,6 @@ from onnx.helper import np_dtype_to_tensor_dtype
 
 from ...arrays import bitwise_same, first_difference, has_nan, has_ties, order_ranks, preview, same, short
 from ...builder import TOP_K_VERSIONS, dims, make_model, onnx_top_k, onnx_top_k_model, top_k, top_k_model, top_k_side_by_side
-from ...checks import normalize_axis
 from ...divergences import reason
 from ...errors import OpError
 from ...graph import attribute
@@ -79,8 +78,7 @@ def _matches(case: Case, got, want, *, exact: bool = False) -> tuple[bool, bool]
     data, attrs = case.inputs["data"], case.attrs
     if same(got[0], want[0]) and same(got[1], want[1]):
         return True, False
-    axis = normalize_axis(OP, attrs["axis"], data.ndim)
-    if not exact and not _order_defined(attrs) and valid_top_k(data, axis, attrs, got[0], got[1], want[0]):
+    if not exact and not _order_defined(attrs) and valid_top_k(data, attrs["axis"], attrs, got[0], got[1], want[0]):
         return True, True
     return False, False
 
@@ -293,7 +291,7 @@ def index_ties_evidence(case: Case, got, want, ov, work=None) -> str | None:
     ``want`` already in that type)."""
     attrs = case.attrs
     data = case.inputs["data"] if work is None else to_work(case.inputs["data"], work)
-    axis = normalize_axis("TopK", attrs["axis"], data.ndim)
+    axis = attrs["axis"]
     if attrs["sort"] != "index" or not valid_top_k(data, axis, attrs, got[0], got[1], want[0]):
         return None
     by_value = ov.run_openvino(Case(case.name, case.op, case.source, case.inputs, {**attrs, "sort": "value"}))
@@ -341,7 +339,7 @@ def _explain_standalone(case: Case, got, want) -> Check | None:
     narrowing = _narrowing(case)  # the topic is the narrowing's when it changed a value, else "ties"
     topic, work = (narrowing[0], narrowing[2]) if narrowing else ("ties", data.dtype)
     seen = to_work(data, work)
-    axis = normalize_axis("TopK", attrs["axis"], data.ndim)
+    axis = attrs["axis"]
     indices = np.asarray(got[1]).astype(np.int64)
     if indices.shape != want[1].shape or np.any(indices < 0) or np.any(indices >= data.shape[axis]):
         return None
