@@ -565,8 +565,7 @@ def _explain_standalone(case: Case, got, want) -> Check | None:
     :func:`_openvino_explain`, and how it computes the composition (:func:`_standalone_hypotheses`:
     a float mean's ``Div`` as a product with the reciprocal; an integer mean's int64 sum in
     int32 and its ``Mod`` and ``Div`` in float32; a narrowed identity with ``use_init_val=0``)."""
-    explained = _openvino_explain(case, got, want)
-    return explained if explained is not None else _reproduced(case, got, want, _standalone_hypotheses(case))
+    return _openvino_explain(case, got, want) or _reproduced(case, got, want, _standalone_hypotheses(case))
 
 
 #: How OpenVINO's answer is judged (:class:`ortops.conformance.contracts.OpenVinoJudge`).
