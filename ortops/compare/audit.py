@@ -144,11 +144,9 @@ def _narrowing(inputs: Sequence, runtimes: Sequence[str]) -> Finding | None:
     for value in (np.asarray(v) for v in inputs if v is not None):
         if value.dtype == np.float64:
             return Finding("float64-precision", True, "float64 data, computed in float32 by OpenVINO's CPU plugin")
-        if value.dtype == np.uint64 and value.size and int(value.max()) > info32.max:
-            return Finding("uint64", True, "uint64 values beyond int32, computed in int32 by OpenVINO's CPU plugin")
-        if value.dtype in (np.int64, np.uint32) and value.size and (
+        if value.dtype in (np.uint64, np.int64, np.uint32) and value.size and (
                 int(value.max()) > info32.max or int(value.min()) < info32.min):
-            return Finding("int32-narrowing", True,
+            return Finding("uint64" if value.dtype == np.uint64 else "int32-narrowing", True,
                            f"{value.dtype} values beyond int32, computed in int32 by OpenVINO's CPU plugin")
     return None
 

@@ -55,8 +55,8 @@ class OpJudge(Protocol):
 class OpenVinoTools(Protocol):
     """What the OpenVINO judge lends an op's ``explain`` (:data:`ortops.conformance.openvino_oracle.TOOLS`)."""
 
-    def run_openvino(self, case: Case, inputs: dict | None = None) -> list[np.ndarray]:
-        """The case's model run in OpenVINO (on ``inputs``, default the case's)."""
+    def run_openvino(self, case: Case) -> list[np.ndarray]:
+        """The case's model run in OpenVINO on its inputs."""
 
     def nan_evidence(self, case: Case, fallback=None) -> str | None:
         """Evidence that NaN order explains a difference: OpenVINO re-run on the data's ranks agrees."""

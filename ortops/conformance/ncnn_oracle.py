@@ -121,7 +121,5 @@ def judge_ncnn(case: Case) -> list[Check]:
     if oracle.matches(case, got, want):
         return [check("agree", None)]
     explained = oracle.explain(case, got, want, functools.partial(run_ncnn, case))
-    if explained is not None:
-        return [explained]
-    return [check("unexplained", None, "ncnn and ortops differ and no known behaviour accounts for it",
-                  f"{oracle.difference(got, want)}; ncnn: {short([got])}; ortops: {short([want])}")]
+    return [explained or check("unexplained", None, "ncnn and ortops differ and no known behaviour accounts for it",
+                               f"{oracle.difference(got, want)}; ncnn: {short([got])}; ortops: {short([want])}")]

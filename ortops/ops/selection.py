@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..arrays import same
+from ..arrays import has_nan, same
 from ..verdicts import Finding
 
 __all__ = ["judge_selection", "valid_selection"]
@@ -80,7 +80,7 @@ def judge_selection(data, axis: int, k: int, largest: bool, answers: Sequence[tu
     lower = {r: 0 for r in runtimes}
     for s in differing:
         row = rows[s]
-        if row.dtype.kind == "f" and np.isnan(row).any():
+        if has_nan(row):
             nan_slices.append(s)
             continue
         bad = [name for name, (vals, idx) in zip(runtimes, per) if not _valid(row, idx[s], vals[s], k, largest)]

@@ -96,7 +96,7 @@ def test_the_integer_mean_evidence_fails_when_openvino_answers_otherwise(monkeyp
     """The explanation is recomputed, not assumed: an answer no known behaviour gives is unexplained."""
     case = scatter_case(np.array([0], np.int32), [0, 0], np.array([-3, -4], np.int32), reduction="mean",
                         use_init_val=0)
-    monkeypatch.setattr(oracle, "_run_openvino", lambda case, inputs=None: [np.array([-2], np.int32)])
+    monkeypatch.setattr(oracle, "_run_openvino", lambda case: [np.array([-2], np.int32)])
     check = verdict(case)
     assert check.status == "unexplained" and topic_of(check) is None
     assert "-2" in check.detail and "-4" in check.detail
@@ -107,7 +107,7 @@ def test_a_float_one_step_off_is_not_agree(monkeypatch):
     accumulation order can explain it: one update per element) is unexplained, not agree."""
     case = scatter_case(np.array([2, 3], np.float32), [0, 1], np.array([1, 2], np.float32), reduction="sum")
     off = np.nextafter(np.float32(3), np.float32(4))
-    monkeypatch.setattr(oracle, "_run_openvino", lambda case, inputs=None: [np.array([off, 5], np.float32)])
+    monkeypatch.setattr(oracle, "_run_openvino", lambda case: [np.array([off, 5], np.float32)])
     assert verdict(case).status == "unexplained"
 
 
@@ -193,14 +193,14 @@ def test_the_standalone_narrowed_identity_in_openvino_agrees_or_is_explained():
 def test_a_wrong_selection_is_unexplained(monkeypatch):
     case = top_k_case(np.array([5, 3, 1, 2], np.float32), 2)
     monkeypatch.setattr(oracle, "_run_openvino",
-                        lambda case, inputs=None: [np.array([5, 2], np.float32), np.array([0, 3], np.int32)])
+                        lambda case: [np.array([5, 2], np.float32), np.array([0, 3], np.int32)])
     assert verdict(case).status == "unexplained"
 
 
 def test_a_wrong_index_type_is_unexplained(monkeypatch):
     case = top_k_case(np.array([5, 3, 1, 2], np.float32), 2, index_element_type="i64")
     monkeypatch.setattr(oracle, "_run_openvino",
-                        lambda case, inputs=None: [np.array([5, 3], np.float32), np.array([0, 1], np.int32)])
+                        lambda case: [np.array([5, 3], np.float32), np.array([0, 1], np.int32)])
     assert verdict(case).status == "unexplained"
 
 
@@ -231,7 +231,7 @@ def test_arg_max_of_an_empty_input_is_never_unexplained():
 
 def test_out_of_range_indices_never_reach_openvino(monkeypatch):
     """An index below -d made OpenVINO's CPU plugin write outside its buffer (process abort)."""
-    def must_not_run(case, inputs=None):
+    def must_not_run(case):
         raise AssertionError("OpenVINO must not run an invalid ScatterElementsUpdate case")
 
     monkeypatch.setattr(oracle, "_run_openvino", must_not_run)

@@ -105,9 +105,9 @@ def _observe(oracle: str, run: Callable, missing: str, rejects: str):
 # ----------------------------------------------------------------------------- comparing
 
 
-def _versus(oracle: str, got: np.ndarray, want: np.ndarray, detail: str = "", left: str = "ortops") -> Check:
+def _versus(oracle: str, got: np.ndarray, want: np.ndarray, left: str = "ortops") -> Check:
     if same(got, want):
-        return Check(oracle, "agree", detail=detail)
+        return Check(oracle, "agree")
     return Check(oracle, "unexplained", "results differ", difference=difference("output", got, want, left=left,
                                                                                 right=oracle))
 
@@ -117,7 +117,6 @@ def flat_targets(shape, indices, axis: int) -> np.ndarray:
     row-major order of ``indices``: ScatterElements' rule. ``axis`` in [-r, r-1], indices in
     [-d, d-1] (negative ones count from the end)."""
     indices = np.asarray(indices)
-    axis = axis + len(shape) if axis < 0 else axis
     coords = list(np.indices(indices.shape, dtype=np.int64))
     coords[axis] = indices.astype(np.int64) % max(shape[axis], 1)
     return np.ravel_multi_index(coords, shape).reshape(-1)
@@ -566,8 +565,7 @@ def _explain_standalone(case: Case, got, want) -> Check | None:
     :func:`_openvino_explain`, and how it computes the composition (:func:`_standalone_hypotheses`:
     a float mean's ``Div`` as a product with the reciprocal; an integer mean's int64 sum in
     int32 and its ``Mod`` and ``Div`` in float32; a narrowed identity with ``use_init_val=0``)."""
-    explained = _openvino_explain(case, got, want)
-    return explained if explained is not None else _reproduced(case, got, want, _standalone_hypotheses(case))
+    return _openvino_explain(case, got, want) or _reproduced(case, got, want, _standalone_hypotheses(case))
 
 
 #: How OpenVINO's answer is judged (:class:`ortops.conformance.contracts.OpenVinoJudge`).

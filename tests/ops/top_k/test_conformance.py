@@ -66,7 +66,7 @@ def test_a_nan_difference_is_explained_with_the_difference_shown(other):
     case = top_k_cases._case("t", "generated", data, 4, axis=0, mode="max", sort="value", stable=1)
     got = top_k_judge.expected(case.inputs, case.attrs)
     values, indices = np.array(other[0], np.float32), np.array(other[1], np.int32)
-    check = top_k_judge._versus("onnxruntime TopK-11", case, got, (values, indices), order_defined=True)
+    check = top_k_judge._versus("onnxruntime TopK-11", case, got, (values, indices), exact=True)
     assert check.status == "explained" and "NaN" in check.reason
     assert "values" in check.detail
 
@@ -76,7 +76,7 @@ def test_the_same_difference_without_nan_is_unexplained():
     case = top_k_cases._case("t", "generated", data, 4, axis=0, mode="max", sort="value", stable=1)
     got = top_k_judge.expected(case.inputs, case.attrs)
     other = (np.array([np.inf, 3, 1, 0], np.float32), np.array([4, 2, 0, 1], np.int32))
-    assert top_k_judge._versus("onnxruntime TopK-11", case, got, other, order_defined=True).status == "unexplained"
+    assert top_k_judge._versus("onnxruntime TopK-11", case, got, other, exact=True).status == "unexplained"
 
 
 def test_combine_orders_verdicts():
