@@ -54,7 +54,7 @@ def _describe(got: np.ndarray, want: np.ndarray) -> str:
     if got.shape != want.shape:
         return f"output shape {got.shape} vs {want.shape}"
     rows = ("indices",) if got.shape[0] == 1 else ("values", "indices")
-    return "; ".join(describe_difference(f"{name} (ortops vs oracle)", g, w)
+    return "; ".join(describe_difference(f"{name} (ortops vs oracle)", g, w, bitwise=True)
                      for name, g, w in zip(rows, got, want) if not _identical(g, w))
 
 

@@ -189,3 +189,12 @@ def test_missing_error_is_unexplained():
 def test_collect_cases_for_arg_max():
     found, _ = collect_cases(["ArgMax"], ["seed-example"])
     assert found and all(c.op == "ArgMax" and c.source == "seed-example" for c in found)
+
+
+def test_a_max_value_differing_only_in_the_sign_of_zero_is_described():
+    # -0.0 and +0.0 are equal as numbers but not as float32 bits, which is how ArgMax answers compare.
+    got = np.array([[-0.0], [0.0]], np.float32)
+    want = np.array([[0.0], [0.0]], np.float32)
+    check = suite_judge._versus("ncnn", got, want)
+    assert check.status == "unexplained"
+    assert check.detail == "values (ortops vs oracle): 1 of 1 differ, first at (0,): np.float32(-0.0) vs np.float32(0.0)"
