@@ -1,7 +1,6 @@
-"""The one home of array comparison: NaN-aware and bitwise equality, a dtype's tolerance (for
-``ortops compare``'s defaults and the tests of ortops' own float sums), the first difference,
-and arrays printed or made JSON-ready. Every judge
-(conformance, the OpenVINO and ncnn oracles, ``ortops compare``'s node audit) uses these."""
+"""The one home of array comparison: NaN-aware and bitwise equality, the first difference, and
+arrays printed or made JSON-ready. Every judge (conformance, the OpenVINO and ncnn oracles,
+``ortops compare``'s node audit) uses these."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["equal", "bitwise_equal", "same", "bitwise_same", "tolerance", "has_nan", "has_ties", "describe_difference",
+__all__ = ["equal", "bitwise_equal", "same", "bitwise_same", "has_nan", "has_ties", "describe_difference",
            "first_difference", "short", "order_ranks", "preview", "jsonable", "PREVIEW_ITEMS"]
 
 #: Arrays up to this many elements are printed whole; larger ones as dtype, shape and their
@@ -45,12 +44,6 @@ def bitwise_same(a, b) -> bool:
     """:func:`same`, and every zero has the same sign (-0.0 is not +0.0); any NaN equals any NaN."""
     a, b = np.asarray(a), np.asarray(b)
     return a.shape == b.shape and bool(np.all(bitwise_equal(a, b)))
-
-
-def tolerance(dtype) -> tuple[float, float]:
-    """(rtol, atol) for computed floats of ``dtype``; integers compare exactly (0, 0)."""
-    return {np.dtype(np.float32): (1e-6, 1e-6), np.dtype(np.float64): (1e-12, 1e-12),
-            np.dtype(np.float16): (1e-3, 1e-3)}.get(np.dtype(dtype), (0.0, 0.0))
 
 
 def has_nan(a) -> bool:

@@ -20,6 +20,13 @@ I32, I64, U64, BOOL = TensorProto.INT32, TensorProto.INT64, TensorProto.UINT64, 
 THREADS = 8
 
 
+def tolerance(dtype) -> tuple[float, float]:
+    """(rtol, atol) for ortops' own float sums, products and means of ``dtype`` against an
+    independent computation; integers compare exactly (0, 0)."""
+    return {np.dtype(np.float32): (1e-6, 1e-6), np.dtype(np.float64): (1e-12, 1e-12),
+            np.dtype(np.float16): (1e-3, 1e-3)}.get(np.dtype(dtype), (0.0, 0.0))
+
+
 # ---------------------------------------------------------------------------------------------
 # Helpers: models written with onnx.helper (hostile ones cannot go through the builder's checks)
 

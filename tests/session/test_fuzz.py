@@ -6,7 +6,7 @@ or negative k, indices out of range). Every outcome must be either
 
 * the reference's answer: exact for TopK and ArgMax (the sign of a zero included), exact for
   ScatterElementsUpdate ``none``/``min``/``max`` and integer reductions, within
-  ``ortops.arrays.tolerance`` for float32/float64 ``sum``/``prod``/``mean``; or
+  ``helpers.tolerance`` for float32/float64 ``sum``/``prod``/``mean``; or
 * an :class:`ortops.OpError` - at session creation exactly when the attributes are invalid
   (``OpDef.parse_attributes`` refuses them), and at run time only when the reference raises
   OpError for the same inputs.
@@ -241,7 +241,7 @@ def _exact(g, w):
 
 
 def _close(dtype):
-    from ortops.arrays import tolerance
+    from helpers import tolerance
 
     rtol, atol = tolerance(dtype)
 

@@ -20,12 +20,11 @@ from onnx import TensorProto, helper
 
 import ortops
 from ortops import bridge, builder, reference
-from ortops.arrays import tolerance
 from ortops.ops import NCNN_DOMAIN, OPENVINO_DOMAIN
 
 from helpers import (BF, BOOL, D, F, H, HOSTILE_INPUTS, I32, I64, THREADS, arg_max_model, assert_same,
                      assert_zero_signs, expect_error, hammer, matches, nearest_value,
-                     reference_outputs, scatter_model, session, top_k_model)
+                     reference_outputs, scatter_model, session, tolerance, top_k_model)
 from helpers import cast_around
 from helpers import model as _model
 
