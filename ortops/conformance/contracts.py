@@ -68,7 +68,7 @@ class OpenVinoJudge(Protocol):
 
     Optional: ``check_output(case, got) -> Check | None``; ``RUN_INVALID`` (False: OpenVINO
     is not run on an input ortops rejects) with ``NOT_RUN`` (why); ``ALTERNATIVE`` (what an
-    allowed other answer is); ``explain_standalone(case, got, want)`` for the standalone lowering in OpenVINO."""
+    allowed other answer is)."""
 
     def matches(self, case: Case, got, want) -> tuple[bool, bool]:
         """(acceptable, an allowed alternative answer)."""
@@ -76,6 +76,10 @@ class OpenVinoJudge(Protocol):
     def explain(self, case: Case, got, want, ov: OpenVinoTools) -> Check | None:
         """An explained check when a known divergence shows in the data, else None; ``ov`` runs
         OpenVINO again for evidence."""
+
+    def explain_standalone(self, case: Case, got, want) -> Check | None:
+        """The same for the op's standalone lowering run in OpenVINO (a precision limit of its
+        CPU plugin, or another order of equal values, which the caller counts against the model)."""
 
 
 @runtime_checkable
