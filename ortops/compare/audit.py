@@ -21,6 +21,7 @@ import onnx
 from .. import divergences
 from ..arrays import same
 from ..graph import DEFAULT_DOMAINS, graphs, subgraphs
+from ..interop.openvino import WORK_TYPES
 from ..ops import DOMAINS
 from ..ops.tooling import TOOLING
 from ..verdicts import Audit, Capture, Finding
@@ -142,12 +143,11 @@ def _narrowing(inputs: Sequence, runtimes: Sequence[str]) -> Finding | None:
         return None
     info32 = np.iinfo(np.int32)
     for value in (np.asarray(v) for v in inputs if v is not None):
-        if value.dtype == np.float64:
-            return Finding("float64-precision", True, "float64 data, computed in float32 by OpenVINO's CPU plugin")
-        if value.dtype in (np.uint64, np.int64, np.uint32) and value.size and (
-                int(value.max()) > info32.max or int(value.min()) < info32.min):
-            return Finding("uint64" if value.dtype == np.uint64 else "int32-narrowing", True,
-                           f"{value.dtype} values beyond int32, computed in int32 by OpenVINO's CPU plugin")
+        work, topic = WORK_TYPES.get(value.dtype, (None, None))
+        if work is not None and work.kind == "f":
+            return Finding(topic, True, "float64 data, computed in float32 by OpenVINO's CPU plugin")
+        if work is not None and value.size and (int(value.max()) > info32.max or int(value.min()) < info32.min):
+            return Finding(topic, True, f"{value.dtype} values beyond int32, computed in int32 by OpenVINO's CPU plugin")
     return None
 
 

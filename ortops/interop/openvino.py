@@ -43,6 +43,7 @@ __all__ = [
     "PRECISIONS",
     "precision_config",
     "require_openvino",
+    "WORK_TYPES",
     "to_work",
     "attributes",
     "extensions",
@@ -303,6 +304,14 @@ def clear_cache() -> None:
 def output_names(model) -> Sequence[str]:
     """Names of the outputs of ``model`` as OpenVINO sees them (same order as :func:`run`)."""
     return [o.get_any_name() for o in compile_model(model).outputs]
+
+
+#: The types OpenVINO's CPU plugin computes in a narrower type: data type -> (the type it computes
+#: in, the divergence topic that says so).
+WORK_TYPES = {np.dtype(np.float64): (np.dtype(np.float32), "float64-precision"),
+              np.dtype(np.uint64): (np.dtype(np.int32), "uint64"),
+              np.dtype(np.int64): (np.dtype(np.int32), "int32-narrowing"),
+              np.dtype(np.uint32): (np.dtype(np.int32), "int32-narrowing")}
 
 
 def to_work(array: np.ndarray, work) -> np.ndarray:

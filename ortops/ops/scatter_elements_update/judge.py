@@ -24,7 +24,7 @@ from ...divergences import ERROR_TOPICS, reason
 from ...dtypes import wrap
 from ...errors import OpError
 from ...graph import attribute
-from ...interop.openvino import to_work
+from ...interop.openvino import WORK_TYPES, to_work
 from ...sessions import BuiltinUnavailable, ort_version, ortops_session, plain_session
 from ...verdicts import Audit, Capture, Case, Check, Difference, Finding, difference, verdict
 from ..spec import OPENVINO_DOMAIN
@@ -499,12 +499,10 @@ def _hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.ndarray]]]:
         hyps.append(("narrow-type-overflow", f"the sum accumulated in {dtype} (wrapping), divided with truncation "
                      "toward zero", lambda: _sequential(case, dtype)))
     work = None
-    if dtype == np.float64:
-        topic, what, work = "float64-precision", ("the CPU plugin's float32 arithmetic, sequentially (inputs "
-                                                  "saturated to float32's range)"), np.float32
-    elif dtype in (np.uint64, np.int64, np.uint32):
-        topic = "uint64" if dtype == np.uint64 else "int32-narrowing"
-        what, work = "the CPU plugin's int32 arithmetic (wrapping, truncating mean)", np.int32
+    if dtype in WORK_TYPES:
+        work, topic = WORK_TYPES[dtype]
+        what = ("the CPU plugin's float32 arithmetic, sequentially (inputs saturated to float32's range)"
+                if work.kind == "f" else "the CPU plugin's int32 arithmetic (wrapping, truncating mean)")
     elif dtype in (np.float32, np.float16) and reduction in ("sum", "prod", "mean"):
         topic = "float-accumulation" if dtype == np.float32 else "float16-bfloat16"
         what, work = f"{dtype} accumulation, one rounding per update", dtype
@@ -546,13 +544,12 @@ def _standalone_hypotheses(case: Case) -> list[tuple[str, str, Callable[[], np.n
                 "Div in float32")
         return [("int32-narrowing", what, lambda: _sequential(case, np.int32, float32_mean=True))]
     if reduction == "mean" and dtype.kind == "f":
-        work = np.dtype(np.float32) if dtype == np.float64 else dtype
-        topic = "float64-precision" if dtype == np.float64 else "float-accumulation"
+        work, topic = WORK_TYPES.get(dtype, (dtype, "float-accumulation"))
         what = f"its arithmetic simulated in order: the sum in {work}, one rounding per update, then times 1/count " \
                "(its Divide)"
         return [(topic, what, lambda: _sequential(case, work, reciprocal=True))]
-    if reduction in ("min", "max") and not use_init and dtype in (np.int64, np.uint32, np.uint64):
-        topic = "uint64" if dtype == np.uint64 else "int32-narrowing"
+    if reduction in ("min", "max") and not use_init and dtype.kind in "iu" and dtype in WORK_TYPES:
+        topic = WORK_TYPES[dtype][1]
         what = f"the plugin's int32 arithmetic from the composition's identity, {dtype}'s {reduction} identity " \
                "narrowed to int32"
         return [(topic, what, lambda: _sequential(case, np.int32, identity=dtype))]

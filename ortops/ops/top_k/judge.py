@@ -20,7 +20,7 @@ from ...builder import TOP_K_VERSIONS, dims, make_model, onnx_top_k, onnx_top_k_
 from ...divergences import reason
 from ...errors import OpError
 from ...graph import attribute
-from ...interop.openvino import to_work
+from ...interop.openvino import WORK_TYPES, to_work
 from ...sessions import BuiltinUnavailable, ort_version, ortops_session, plain_session
 from ...verdicts import Audit, Capture, Case, Check, Difference, Finding, difference, verdict
 from ..selection import judge_selection, valid_selection
@@ -246,17 +246,17 @@ def _narrowing(case: Case) -> tuple[str, str, np.dtype, np.ndarray] | None:
     narrowing of the data type, when it changes some value of the data (one that changes none
     cannot be the cause of a difference), else None."""
     data = case.inputs["data"]
-    if data.dtype == np.float64:
-        topic, what = "float64-precision", "ortops' answer on the data rounded to float32 (+-inf saturating to +-3.4e38)"
-        narrowed = to_work(data, np.dtype(np.float32))
+    if data.dtype not in WORK_TYPES:
+        return None
+    work, topic = WORK_TYPES[data.dtype]
+    narrowed = to_work(data, work)
+    if work.kind == "f":
+        what = "ortops' answer on the data rounded to float32 (+-inf saturating to +-3.4e38)"
         unchanged = same(narrowed.astype(data.dtype), data)
-    elif data.dtype in (np.uint64, np.int64, np.uint32):
-        topic = "uint64" if data.dtype == np.uint64 else "int32-narrowing"
-        what, narrowed = "ortops' answer on the data wrapped to int32", to_work(data, np.dtype(np.int32))
+    else:
+        what = "ortops' answer on the data wrapped to int32"
         # as numbers: uint32 -> int32 loses nothing on the way back, but reorders
         unchanged = bool(np.all(narrowed.astype(object) == data.astype(object)))
-    else:
-        return None
     return None if unchanged else (topic, what, narrowed.dtype, narrowed)
 
 
