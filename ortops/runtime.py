@@ -101,8 +101,8 @@ def inner_session(key: Hashable, model: Callable[[], bytes]):
 
 class _Entry:
     """What a named cache's ``functools.lru_cache`` is called with: equal to another by its key
-    alone, it carries the builder, and once built the object (so that :func:`entries` can list
-    what the cache holds)."""
+    alone, it carries the builder until it has built the object, then the object (so that
+    :func:`entries` can list what the cache holds)."""
 
     __slots__ = ("key", "build", "value", "__weakref__")
 
@@ -117,7 +117,7 @@ class _Entry:
 
 
 def _build(entry: _Entry):
-    entry.value = entry.build()
+    entry.value, entry.build = entry.build(), None  # the builder, and what it refers to, is not kept
     return entry.value
 
 
@@ -146,7 +146,8 @@ def cached(cache: str, key: Hashable, build: Callable[[], T], *, limit: int | No
     entry = _Entry(key, build)
     with lock:
         value = lookup(entry)
-        held.add(entry)  # a new key's entry; the lru_cache holds it, so it lives until dropped
+        if entry.build is None:  # built now: the lru_cache holds this entry until it drops it
+            held.add(entry)
     return value
 
 

@@ -47,3 +47,21 @@ def test_cached_gives_every_thread_the_same_object():
         thread.join()
     assert len(results) == 8 and all(r is results[0] for r in results)
     runtime.clear(name)
+
+
+def test_a_cache_keeps_the_object_and_not_its_builder():
+    import weakref
+
+    class Held:  # something only the builder refers to, e.g. the model it compiles
+        pass
+
+    name = "test.builder"
+    runtime.clear(name)
+    held = Held()
+    gone = weakref.ref(held)
+    assert runtime.cached(name, "k", lambda held=held: 42) == 42
+    del held
+    assert gone() is None, "the cache kept the builder and what it refers to"
+    assert runtime.cached(name, "k", lambda: 0) == 42
+    assert runtime.entries(name) == {"k": 42}
+    runtime.clear(name)
