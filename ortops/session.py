@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 from typing import Sequence
 
@@ -592,14 +593,15 @@ class InferenceSession:
 
     def run_with_iobinding(self, iobinding, run_options=None) -> None:
         """``run`` with an ``onnxruntime.IOBinding``; OpError as ``run``. A binding from this
-        session's :meth:`io_binding` remembers its CPU and OrtValue inputs, so that a call that
-        fails on a lowered node can be re-run on the PyOp path (inputs bound by pointer with
-        ``bind_input`` cannot be: then ORT's error, which names the failing node)."""
+        session's :meth:`io_binding` remembers its inputs in CPU memory (NumPy arrays,
+        OrtValues, CPU pointers), so that a call that fails on a lowered node can be re-run on
+        the PyOp path (inputs bound on another device cannot be: then ORT's error, which names
+        the failing node)."""
         return self._translated("run_with_iobinding", (iobinding,), run_options)
 
     def io_binding(self):
-        """An ``onnxruntime.IOBinding`` of this session that remembers its CPU and OrtValue
-        inputs (see :meth:`run_with_iobinding`)."""
+        """An ``onnxruntime.IOBinding`` of this session that remembers its inputs in CPU memory
+        (see :meth:`run_with_iobinding`)."""
         return runtime.cached("session.binding_class", None, _binding_class)(self._session)
 
     def _translated(self, method: str, args: tuple, run_options):
@@ -682,8 +684,8 @@ def _binding_class():
     import onnxruntime as ort
 
     class Binding(ort.IOBinding):
-        """An ``onnxruntime.IOBinding`` that remembers the inputs bound from NumPy arrays and
-        OrtValues (by name), so that its call can be replayed on another session."""
+        """An ``onnxruntime.IOBinding`` that remembers the inputs bound in CPU memory (NumPy
+        arrays, OrtValues, pointers; by name), so that its call can be replayed on another session."""
 
         def __init__(self, session):
             super().__init__(session)
@@ -699,9 +701,18 @@ def _binding_class():
             if self._replay is not None:
                 self._replay[name] = ortvalue
 
-        def bind_input(self, *args, **kwargs):
-            super().bind_input(*args, **kwargs)
-            self._replay = None  # bound by pointer: cannot be replayed
+        def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr):
+            super().bind_input(name, device_type, device_id, element_type, shape, buffer_ptr)
+            if self._replay is None:
+                return
+            if device_type != "cpu":  # memory of another device: cannot be replayed here
+                self._replay = None
+                return
+            # The caller's buffer, seen in place: ORT reads it there too, so it lives through the run.
+            dtype = np.dtype(element_type)
+            size = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+            buffer = (ctypes.c_char * size).from_address(buffer_ptr)
+            self._replay[name] = ort.OrtValue.ortvalue_from_numpy(np.frombuffer(buffer, dtype).reshape(shape))
 
         def clear_binding_inputs(self):
             super().clear_binding_inputs()
