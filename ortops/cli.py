@@ -6,9 +6,9 @@ ncnn`` (build the real ncnn runtime for ``--oracle ncnn``)."""
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import sys
+import tempfile
 import time
 
 __all__ = ["main"]
@@ -54,8 +54,10 @@ def _output_problem(option: str, path: str | None, *, directory: bool) -> str | 
         return f"{option} {path} cannot be written: {existing} is a file, not a directory"
     if not directory and existing != folder:
         return f"{option} {path} cannot be written: the folder {folder} does not exist"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"{option} {path} cannot be written: no permission to write in {existing}"
+    try:  # what writing there does, not what permission bits say (a read-only file system, /proc)
+        tempfile.TemporaryFile(dir=existing).close()
+    except OSError as exc:
+        return f"{option} {path} cannot be written: writing in {existing} fails ({exc.strerror or exc})"
     return None
 
 
@@ -89,6 +91,9 @@ def _one_case(args: argparse.Namespace, console, openvino: bool) -> int:
                 case, meta = saved.load(pathlib.Path(args.from_dir), name)
             except FileNotFoundError as exc:
                 missing.append(str(exc))
+                continue
+            except Exception as exc:  # noqa: BLE001 - a damaged file: JSON, npz or a field missing
+                missing.append(f"the saved case {name!r} in {args.from_dir} cannot be read: {type(exc).__name__}: {exc}")
                 continue
             found.append(case)
             saved_meta[name] = meta
@@ -159,12 +164,15 @@ def _conformance(args: argparse.Namespace) -> int:
                                      f"({'--min-cases' if args.min_cases else 'a run must judge at least one'}): {why}")
     results = conformance.run(cases, progress=not args.no_progress, openvino=openvino, ncnn=ncnn)
     seconds = time.perf_counter() - start
-    json_path, md_path = conformance.write_reports(results, pathlib.Path(args.out), notes, seconds)
-    if args.save_cases:
-        from .conformance import saved
+    try:  # the folder was checked before the run, but a report's name may be taken by a folder
+        json_path, md_path = conformance.write_reports(results, pathlib.Path(args.out), notes, seconds)
+        if args.save_cases:
+            from .conformance import saved
 
-        for result in results:
-            saved.save(result, pathlib.Path(args.save_cases))
+            for result in results:
+                saved.save(result, pathlib.Path(args.save_cases))
+    except OSError as exc:
+        return _usage_error(console, f"the report cannot be written: {exc}")
     conformance.print_summary(results, console, notes)
     plain_console.print_line(console, f"{len(results)} cases in {seconds:.1f} s. Report: {md_path}, "
                                       f"{md_path.with_suffix('.html')} and {json_path}"
@@ -227,7 +235,10 @@ def _compare(args: argparse.Namespace) -> int:
             progress.stop()
             return fail(str(exc))
         progress.update(task, completed=len(steps))
-    json_path, md_path, html_path = compare_mod.write_reports(report, out)
+    try:  # the folder was checked before the run, but a report's name may be taken by a folder
+        json_path, md_path, html_path = compare_mod.write_reports(report, out)
+    except OSError as exc:
+        return fail(f"the report cannot be written: {exc}")
     render.print_summary(report, console)
     report_console.print_line(console, f"Report ({md_path.name}, {html_path.name}, {json_path.name}) in")
     report_console.print_line(console, f"  {out}")
@@ -252,6 +263,8 @@ def _lower(args: argparse.Namespace) -> int:
         model = onnx.load(args.model)
     except Exception as exc:  # noqa: BLE001 - a file that is missing or not a model
         return fail(f"cannot read {args.model}: {exc}")
+    if not model.graph.node and not model.graph.output:  # e.g. an empty file: protobuf reads no field
+        return fail(f"cannot read {args.model}: not an ONNX model (no graph)")
     try:
         lowered, report = lower(model, fallback="none" if args.standalone else "pyop", standard=args.standard)
     except OpError as exc:
@@ -279,9 +292,9 @@ def _install_oracle(args: argparse.Namespace) -> int:
     try:
         ncnn_build.install(sdist=args.sdist, build_dir=args.build_dir, jobs=args.jobs,
                            log=functools.partial(print, flush=True))
-    except (ncnn_build.MissingTools, ncnn_build.BuildError) as exc:
+    except (FileNotFoundError, ncnn_build.MissingTools, ncnn_build.BuildError) as exc:
         print(f"ortops install-oracle: {exc}", file=sys.stderr)
-        return EXIT_USAGE if isinstance(exc, ncnn_build.MissingTools) else EXIT_UNEXPLAINED
+        return EXIT_UNEXPLAINED if isinstance(exc, ncnn_build.BuildError) else EXIT_USAGE
     return EXIT_OK
 
 

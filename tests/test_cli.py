@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import subprocess
 import sys
 
+import onnx
+import onnx.parser
 import pytest
 
 from ortops import cli
@@ -113,3 +116,45 @@ def test_compare_out_under_a_file_is_refused(tmp_path, capsys):
     status = cli.main(["compare", str(tmp_path / "m.onnx"), "--out", str(tmp_path / "a_file" / "r"), "--no-progress"])
     assert status == cli.EXIT_USAGE
     assert "--out" in capsys.readouterr().out and not (tmp_path / "a_file").is_dir()
+
+
+def test_an_out_folder_where_nothing_can_be_written_is_refused_before_any_case_runs(capsys, monkeypatch):
+    """Writing is tried, not read off permission bits (which pass for root, and on a read-only
+    file system): /proc takes no new file."""
+    if not pathlib.Path("/proc/self").is_dir():
+        pytest.skip("no /proc on this system")
+    monkeypatch.setattr(runner, "judge_case", _no_run)
+    assert _conformance("--out", "/proc/ortops-report") == cli.EXIT_USAGE
+    assert "--out /proc/ortops-report cannot be written: writing in /proc fails" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["conformance", "compare"])
+def test_a_report_name_taken_by_a_folder_is_one_line_and_exit_2(tmp_path, capsys, command):
+    """The folder is checked before the run; a report file's name held by a folder is found
+    when it is written, and said in one line."""
+    out = tmp_path / "out"
+    if command == "conformance":
+        (out / "report.json").mkdir(parents=True)
+        status = _conformance("--out", str(out), "--ops", "TopK", "--sources", "seed-example")
+    else:
+        (out / "compare.json").mkdir(parents=True)
+        model = tmp_path / "relu.onnx"
+        onnx.save(onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 13]>
+                  g (float[2] x) => (float[2] y) { y = Relu(x) }"""), model)
+        status = cli.main(["compare", str(model), "--out", str(out), "--runtimes", "onnxruntime", "--no-progress"])
+    printed = capsys.readouterr().out.replace("\n", "")
+    assert status == cli.EXIT_USAGE and "the report cannot be written: [Errno 21] Is a directory" in printed
+
+
+@pytest.mark.parametrize("damage", ["json", "npz"])
+def test_a_damaged_saved_case_is_one_line_and_exit_2(tmp_path, capsys, damage):
+    saved = tmp_path / "saved"
+    assert _conformance("--out", str(tmp_path / "r"), "--ops", "TopK", "--sources", "seed-example",
+                        "--save-cases", str(saved)) == cli.EXIT_OK
+    meta = next(saved.glob("*.json"))
+    name = meta.stem
+    target = meta if damage == "json" else saved / json.loads(meta.read_text())["files"]["inputs"]
+    target.write_text("{ not what was saved")
+    capsys.readouterr()
+    assert _conformance("--case", name, "--from", str(saved)) == cli.EXIT_USAGE
+    assert f"the saved case {name!r} in {saved} cannot be read" in capsys.readouterr().out.replace("\n", "")

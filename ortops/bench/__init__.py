@@ -53,14 +53,18 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--"]:  # ``ortops bench -- --quick``: argparse.REMAINDER keeps the separator
         argv = argv[1:]
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     config = CONFIGS["smoke" if args.smoke else "quick" if args.quick else "full"]
     rounds = args.repeat or config.rounds
     if rounds < 1:
-        raise SystemExit("--repeat must be at least 1")
+        parser.error("--repeat must be at least 1")  # exits 2, as for any usage error
     ops = [op for op in OPS if op in args.ops]
     out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # an existing file, or a folder that cannot be made
+        parser.error(f"--out {out} cannot be written: {exc}")
     console = Console(record=True, width=None if sys.stdout.isatty() else 150)
     start = time.perf_counter()
     load_before = os.getloadavg() if hasattr(os, "getloadavg") else None

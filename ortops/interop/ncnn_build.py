@@ -244,12 +244,16 @@ def install(*, sdist: str | os.PathLike | None = None, build_dir: str | os.PathL
 
     Raises
     ------
+    FileNotFoundError
+        When ``sdist`` is given and is not a file.
     MissingTools
         Before anything is downloaded, when a build tool is missing.
     BuildError
         When a step fails (its output's last lines are in the message), or when the installed
         module lacks a needed layer.
     """
+    if sdist is not None and not Path(sdist).is_file():
+        raise FileNotFoundError(f"--sdist {sdist} is not a file")
     tools = find_tools()
     log(f"tools: cmake {tools.cmake}, C++ {tools.cxx}, generator {tools.generator}, headers {tools.python_include}")
     jobs = jobs or os.cpu_count() or 1
@@ -257,8 +261,6 @@ def install(*, sdist: str | os.PathLike | None = None, build_dir: str | os.PathL
         work = Path(build_dir) if build_dir else Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
         archive = Path(sdist) if sdist else _download(work / "download", log)
-        if not archive.is_file():
-            raise BuildError(f"--sdist {archive} is not a file")
         _check_hash(archive)
         source = _extract(archive, work / "source")
         options = cmake_options(layers_in_source(source))

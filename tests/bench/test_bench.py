@@ -104,3 +104,13 @@ def test_quick_and_smoke_exclude_each_other(capsys):
         bench.build_parser().parse_args(["--quick", "--smoke"])
     args = bench.build_parser().parse_args(["--quick", "--ops", "TopK", "--repeat", "3"])
     assert args.quick and args.ops == ["TopK"] and args.repeat == 3 and args.out == "bench-out"
+
+
+@pytest.mark.parametrize("option", ["--repeat", "--out"])
+def test_a_bad_repeat_or_out_is_a_usage_error(tmp_path, capsys, option):
+    (tmp_path / "a_file").write_text("keep me")
+    value = "-1" if option == "--repeat" else str(tmp_path / "a_file")
+    with pytest.raises(SystemExit) as exited:
+        bench.main(["--smoke", "--ops", "TopK", "--out", str(tmp_path / "out"), option, value])
+    assert exited.value.code == 2 and f"{option} " in capsys.readouterr().err
+    assert (tmp_path / "a_file").read_text() == "keep me"

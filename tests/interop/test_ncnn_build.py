@@ -66,6 +66,14 @@ def test_the_cli_exits_2_naming_the_missing_tools(tmp_path, monkeypatch, capsys)
     assert not (tmp_path / "build").exists()
 
 
+def test_an_sdist_that_is_not_a_file_is_a_usage_error(tmp_path, capsys):
+    """Checked before the tools and before anything is made."""
+    missing = tmp_path / "ncnn.tar.gz"
+    status = cli.main(["install-oracle", "ncnn", "--sdist", str(missing), "--build-dir", str(tmp_path / "build")])
+    assert status == 2 and f"--sdist {missing} is not a file" in capsys.readouterr().err
+    assert not (tmp_path / "build").exists()
+
+
 def test_needed_layers_are_the_ncnn_ops():
     assert ncnn_build.needed_layers() == tuple(op.op_type for op in OPS if op.domain == NCNN_DOMAIN)
     assert "ArgMax" in ncnn_build.needed_layers()

@@ -43,6 +43,13 @@ def test_missing_input_is_a_usage_error(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
+def test_an_empty_file_is_not_a_model(tmp_path, capsys):
+    """protobuf reads an empty file as a model with no field: refused, nothing written."""
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    assert main(["lower", str(tmp_path / "empty.onnx"), "-o", str(tmp_path / "o.onnx")]) == EXIT_USAGE
+    assert "not an ONNX model (no graph)" in capsys.readouterr().err and not (tmp_path / "o.onnx").exists()
+
+
 @pytest.mark.parametrize("where", ["missing/dir/out.onnx", "a_file/out.onnx", "."])
 def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, capsys, where):
     src = tmp_path / "in.onnx"
