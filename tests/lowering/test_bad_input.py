@@ -173,6 +173,40 @@ def test_no_bad_input_crashes_the_child(outcomes, runtime, group):
     assert child.status == 0, child.describe()  # no crash, no abort
 
 
+#: int64 values past int32's range: (label, model, the inputs as Python source, the reference's
+#: answer with the value narrowed to its low 32 bits as int32, the words of the check).
+BEYOND_INT32 = [
+    ("scatter index 2**32 + 1", _scatter("none"), f"[{DATA}, np.array([2**32 + 1]), np.array([9], np.float32)]",
+     lambda: [ortops.reference.scatter_elements_update(np.array([1, 2, 3, 4], np.float32), np.array([1], np.int32),
+                                                       np.array([9], np.float32), np.array([0]))],
+     "every index must be in [-d, d-1]"),
+    ("scatter index -2**63", _scatter("sum"), f"[{DATA}, np.array([-2**63]), np.array([9], np.float32)]",
+     lambda: [ortops.reference.scatter_elements_update(np.array([1, 2, 3, 4], np.float32), np.array([0], np.int32),
+                                                       np.array([9], np.float32), np.array([0]), reduction="sum")],
+     "every index must be in [-d, d-1]"),
+    ("TopK k = 2**32 + 2", _top_k(), "[np.arange(15, dtype=np.float32).reshape(3, 5), np.array([2**32 + 2])]",
+     lambda: list(ortops.reference.top_k(np.arange(15, dtype=np.float32).reshape(3, 5), np.array([2], np.int32),
+                                         axis=-1, mode="max", sort="value")),
+     "k must be a single integer"),
+]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_int64_beyond_int32_fails_in_onnxruntime_and_is_narrowed_in_openvino(tmp_path, runtime):
+    """ORT sees the whole int64 and the check fails. OpenVINO's CPU plugin narrows int64 inputs
+    to int32 as they enter the model (docs/lowering.md), so no check sees the value there: it
+    fails, or returns the answer for the narrowed value (observed), and never crashes."""
+    runs = [(_standalone(tmp_path, model, f"wide{i}"), feeds) for i, (_, model, feeds, _, _) in enumerate(BEYOND_INT32)]
+    lines, child = _last_lines(runtime, runs)
+    assert child.status == 0 and len(lines) == len(BEYOND_INT32), child.describe()
+    for (label, _, _, narrowed, check), last in zip(BEYOND_INT32, lines):
+        if last.startswith("RAISED"):
+            assert "rejects its input" in last and check in last, f"{label} in {runtime}: {last}"
+            continue
+        assert runtime == "openvino", f"{label} in {runtime}: {last}"
+        assert last == f"RETURNED {[o.tolist() for o in narrowed()]!r}", f"{label} in {runtime}: {last}"
+
+
 def _int32_top_k(k: int, sort: str):
     model = builder.top_k_model(TensorProto.INT32, 2, axis=-1, mode="max", sort=sort)
     model.graph.initializer.append(numpy_helper.from_array(np.array([k], np.int64), "k"))
