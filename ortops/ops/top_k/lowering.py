@@ -209,13 +209,12 @@ def hazards(b, site) -> list[str]:
     block = _block(site, not b.guarded)
     if site.elem_types[0] not in _FLOATS or (NAN_ORDER in site.assume and block is None):
         return []
-    if block is not None and not b.guarded:
-        elem, largest = _widened(site.elem_types[0], True), int(site.attrs["mode"] == "max")
+    if block is None:
+        return [no_nan(b, _key(b, site))]
+    elem, largest = _widened(site.elem_types[0], not b.guarded), int(site.attrs["mode"] == "max")
+    if not b.guarded:
         return [finite(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0], prefilter.identity(elem, largest))]
-    if block is not None:
-        return [prefilter.no_nan(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0],
-                                 _widened(site.elem_types[0], not b.guarded), int(site.attrs["mode"] == "max"))]
-    return [no_nan(b, _key(b, site))]
+    return [prefilter.no_nan(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0], elem, largest)]
 
 
 #: When the standalone composition prefilters (measured with scripts/bench.py, docs/lowering.md).
