@@ -111,6 +111,14 @@ def _slice(b, x: str, start: int, end: int, axis: int) -> str:
     return b.add("Slice", [x, *(b.const(np.array([v], np.int64)) for v in (start, end, axis))])
 
 
+def _nan_as_inf(b, key: str, nan: bool, dtype) -> tuple[str | None, str]:
+    """(``IsNaN(key)``, ``key`` with NaN standing in as +inf), or (None, ``key``) without ``nan``."""
+    if not nan:
+        return None, key
+    is_nan = b.add("IsNaN", [key])  # Where keeps -0.0 only from its last input: the data goes there
+    return is_nan, b.add("Where", [is_nan, b.const(np.array(np.inf, dtype)), key])
+
+
 def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: bool = False,
          k_static: int | None = None, dtype=np.float32, rank: int | None = None,
          bounded: bool = False, integer=None) -> tuple[str, str]:
@@ -127,12 +135,7 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
     integer ``key`` whose values may pass 2**24 (:func:`wide_int`), compared exactly by
     :func:`_compare` (and never ``bounded``).
     """
-    if nan:
-        is_nan = b.add("IsNaN", [key])
-        # NaN stands in as +inf (Where keeps -0.0 only from its last input: the data goes there).
-        finite = b.add("Where", [is_nan, b.const(np.array(np.inf, dtype)), key])
-    else:
-        is_nan, finite = None, key
+    is_nan, finite = _nan_as_inf(b, key, nan, dtype)
     chosen = _chosen(b, finite, is_nan, k, axis, largest, k_static, bounded and integer is None, integer)
     if k_static == 1:  # one element: the one maximum of the mask. Not Where(chosen, positions): OpenVINO
         # 2026.4.1 fuses it with the float comparisons before it and rounds the positions to float32.
@@ -328,11 +331,7 @@ def pairwise(b, key: str, k: str, n: int, rank: int, largest: int, *, nan: bool,
 
     compare = "Greater" if largest else "Less"
     earlier = b.const(np.tril(np.ones((n, n), bool), -1))  # [i, j]: j < i
-    if nan:
-        is_nan = b.add("IsNaN", [key])
-        finite = b.add("Where", [is_nan, b.const(np.array(np.inf, dtype)), key])
-    else:
-        finite = key
+    is_nan, finite = _nan_as_inf(b, key, nan, dtype)
     mine, theirs = unsqueeze(finite, rank), unsqueeze(finite, rank - 1)  # [..., i, 1], [..., 1, j]
     better = _compare(b, compare, theirs, mine, integer)
     equal = _compare(b, "Equal", theirs, mine, integer)
