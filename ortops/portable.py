@@ -29,7 +29,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 __all__ = ["PORTABLE", "PAIRWISE_MAX", "wide_int", "best", "pairwise", "positions", "prefiltered", "finite", "dim",
-           "with_axes"]
+           "with_axes", "in_blocks"]
 
 #: Key types widened (exactly) before the selection, to the types every runtime compares,
 #: reduces and sorts (ORT's Greater/Equal/ReduceMin/TopK lack some small integer types).
@@ -226,17 +226,22 @@ def _compact(b, chosen: str, k: str, like: str, axis: int, rank: int | None) -> 
     return b.add("Slice", [filled, b.const(np.array([0], np.int64)), k, b.const(np.array([axis], np.int64))])
 
 
-def _blocks(b, key: str, n: int, block: int, rank: int, pad) -> str:
-    """``key`` padded with ``pad`` to whole blocks and reshaped to ``[..., m, block]`` (once per builder)."""
+def in_blocks(b, key: str, n: int, block: int, rank: int, pad, first: bool = False) -> str:
+    """``key`` (static length ``n`` along its last axis) padded with ``pad`` to whole blocks and
+    reshaped to ``[..., m, block]`` (once per builder). The padding goes where ties rank it last:
+    after every real index, or before them with ``first`` (an order that puts the higher index first)."""
+    blocks = -(-n // block)
+    first = first and blocks * block != n
+
     def make():
-        blocks, x = -(-n // block), key
+        x = key
         if blocks * block != n:
             pads = np.zeros(2 * rank, np.int64)
-            pads[2 * rank - 1] = blocks * block - n  # at the end: above every real index
+            pads[rank - 1 if first else 2 * rank - 1] = blocks * block - n
             x = b.add("Pad", [x, b.const(pads), b.const(pad)], mode="constant")
         return b.add("Reshape", [x, b.const(np.array([0] * (rank - 1) + [blocks, block], np.int64))])
 
-    return b.memo(("portable blocks", key, block), make)
+    return b.memo(("blocks", key, block, first), make)
 
 
 def finite(b, key: str, n: int, block: int, rank: int, pad) -> str:
@@ -245,7 +250,7 @@ def finite(b, key: str, n: int, block: int, rank: int, pad) -> str:
     condition under which :func:`prefiltered` is exact in every runtime. A padded ``key`` is
     summed per slice (its padding is infinite)."""
     if -(-n // block) * block == n:
-        sums = with_axes(b, "ReduceSum", _blocks(b, key, n, block, rank, pad), [rank], keepdims=0)
+        sums = with_axes(b, "ReduceSum", in_blocks(b, key, n, block, rank, pad), [rank], keepdims=0)
     else:
         sums = with_axes(b, "ReduceSum", key, [rank - 1], keepdims=0)
     total = b.reduce("ReduceSum", sums)
@@ -272,7 +277,7 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
     ``ReduceMax`` of a block of only -inf is the lowest finite float (``ReduceMin`` of only +inf
     the largest), which would tie a real one; with a real element in every block it is exact."""
     axis, m = rank - 1, -(-n // block)
-    x = _blocks(b, key, n, block, rank, pad)
+    x = in_blocks(b, key, n, block, rank, pad)
     maxima = with_axes(b, "ReduceMax" if largest else "ReduceMin", x, [rank], keepdims=0)
     kk = b.const(np.array([k], np.int64))
 
