@@ -29,7 +29,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 __all__ = ["PORTABLE", "PAIRWISE_MAX", "wide_int", "best", "pairwise", "positions", "prefiltered", "finite", "dim",
-           "with_axes", "in_blocks"]
+           "with_axes", "in_blocks", "block_index"]
 
 #: Key types widened (exactly) before the selection, to the types every runtime compares,
 #: reduces and sorts (ORT's Greater/Equal/ReduceMin/TopK lack some small integer types).
@@ -244,6 +244,16 @@ def in_blocks(b, key: str, n: int, block: int, rank: int, pad, first: bool = Fal
     return b.memo(("blocks", key, block, first), make)
 
 
+def block_index(b, chosen: str, places: str, block: int, axis: int) -> str:
+    """A candidate's index in its slice, from its place (``places``, int64) among the elements
+    of the blocks ``chosen`` (their numbers, in that order) of ``block`` elements each."""
+    if block == 1:
+        return b.add("GatherElements", [chosen, places], axis=axis)
+    width = b.const(np.array(block, np.int64))
+    first = b.add("Mul", [b.add("GatherElements", [chosen, b.add("Div", [places, width])], axis=axis), width])
+    return b.add("Add", [first, b.add("Mod", [places, width])])
+
+
 def finite(b, key: str, n: int, block: int, rank: int, pad) -> str:
     """True when ``key`` (a float tensor) holds neither NaN nor an infinity (its sum, by blocks,
     is finite; an overflowing sum also says no, which only costs the slower path): the
@@ -286,18 +296,11 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
         return b.add("Reshape", [b.add("GatherND", [x, index], batch_dims=axis),
                                  b.const(np.array([0] * axis + [k * block], np.int64))])
 
-    def indices(b, chosen, places):  # a candidate's place -> its index in the slice
-        if block == 1:
-            return b.add("GatherElements", [chosen, places], axis=axis)
-        width = b.const(np.array(block, np.int64))
-        first = b.add("Mul", [b.add("GatherElements", [chosen, b.add("Div", [places, width])], axis=axis), width])
-        return b.add("Add", [first, b.add("Mod", [places, width])])
-
     def by_best(b):
         _, chosen = best(b, maxima, kk, axis, largest, nan=False, by_index=True, k_static=k, rank=rank, bounded=True)
         values, places = best(b, candidates(b, chosen), kk, axis, largest, nan=False, by_index=by_index, k_static=k,
                               rank=rank, bounded=True)  # at least k real candidates: the k best are finite
-        return [values, indices(b, chosen, places)]
+        return [values, block_index(b, chosen, places, block, axis)]
 
     if m == k or block == 1:  # no (k+1)-th block or candidate
         return tuple(by_best(b))
@@ -312,7 +315,7 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
 
     _, chosen = top(maxima)  # in no particular order: the candidates' indices are mapped back
     sorted_values, places = top(candidates(b, chosen))
-    index = indices(b, chosen, places)
+    index = block_index(b, chosen, places, block, axis)
     if by_index:  # ascending (distinct keys)
         index = b.add("TopK", [index, kk], 2, axis=axis, largest=0, sorted=1)[0]
     else:  # equal values by ascending index (distinct keys)

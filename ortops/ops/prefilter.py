@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from onnx import TensorProto
 
-from ..portable import in_blocks, with_axes
+from ..portable import block_index, in_blocks, with_axes
 
 __all__ = ["Rule", "RULE", "REDUCIBLE", "block_size", "no_nan", "compose"]
 
@@ -157,11 +157,7 @@ def compose(b, key: str, k: int, n: int, block: int, rank: int, elem: int, large
     if by_index:
         positions, _ = b.add("TopK", [positions, kk], 2, axis=-1, largest=0, sorted=1)
         values = b.add("GatherElements", [candidates, positions], axis=-1)
-    if block == 1:
-        return values, b.add("GatherElements", [chosen, positions], axis=-1)
-    width = b.const(np.array(block, np.int64))
-    first = b.add("Mul", [b.add("GatherElements", [chosen, b.add("Div", [positions, width])], axis=-1), width])
-    indices = b.add("Add", [first, b.add("Mod", [positions, width])])
+    indices = block_index(b, chosen, positions, block, -1)
     if last_first and blocks * block != n:  # the padding went first
         indices = b.add("Sub", [indices, b.const(np.array(blocks * block - n, np.int64))])
     return values, indices
