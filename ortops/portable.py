@@ -29,7 +29,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 __all__ = ["PORTABLE", "PAIRWISE_MAX", "wide_int", "best", "pairwise", "positions", "prefiltered", "finite", "dim",
-           "with_axes"]
+           "with_axes", "in_blocks", "block_index"]
 
 #: Key types widened (exactly) before the selection, to the types every runtime compares,
 #: reduces and sorts (ORT's Greater/Equal/ReduceMin/TopK lack some small integer types).
@@ -111,6 +111,14 @@ def _slice(b, x: str, start: int, end: int, axis: int) -> str:
     return b.add("Slice", [x, *(b.const(np.array([v], np.int64)) for v in (start, end, axis))])
 
 
+def _nan_as_inf(b, key: str, nan: bool, dtype) -> tuple[str | None, str]:
+    """(``IsNaN(key)``, ``key`` with NaN standing in as +inf), or (None, ``key``) without ``nan``."""
+    if not nan:
+        return None, key
+    is_nan = b.add("IsNaN", [key])  # Where keeps -0.0 only from its last input: the data goes there
+    return is_nan, b.add("Where", [is_nan, b.const(np.array(np.inf, dtype)), key])
+
+
 def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: bool = False,
          k_static: int | None = None, dtype=np.float32, rank: int | None = None,
          bounded: bool = False, integer=None) -> tuple[str, str]:
@@ -127,12 +135,7 @@ def best(b, key: str, k: str, axis: int, largest: int, *, nan: bool, by_index: b
     integer ``key`` whose values may pass 2**24 (:func:`wide_int`), compared exactly by
     :func:`_compare` (and never ``bounded``).
     """
-    if nan:
-        is_nan = b.add("IsNaN", [key])
-        # NaN stands in as +inf (Where keeps -0.0 only from its last input: the data goes there).
-        finite = b.add("Where", [is_nan, b.const(np.array(np.inf, dtype)), key])
-    else:
-        is_nan, finite = None, key
+    is_nan, finite = _nan_as_inf(b, key, nan, dtype)
     chosen = _chosen(b, finite, is_nan, k, axis, largest, k_static, bounded and integer is None, integer)
     if k_static == 1:  # one element: the one maximum of the mask. Not Where(chosen, positions): OpenVINO
         # 2026.4.1 fuses it with the float comparisons before it and rounds the positions to float32.
@@ -223,17 +226,32 @@ def _compact(b, chosen: str, k: str, like: str, axis: int, rank: int | None) -> 
     return b.add("Slice", [filled, b.const(np.array([0], np.int64)), k, b.const(np.array([axis], np.int64))])
 
 
-def _blocks(b, key: str, n: int, block: int, rank: int, pad) -> str:
-    """``key`` padded with ``pad`` to whole blocks and reshaped to ``[..., m, block]`` (once per builder)."""
+def in_blocks(b, key: str, n: int, block: int, rank: int, pad, first: bool = False) -> str:
+    """``key`` (static length ``n`` along its last axis) padded with ``pad`` to whole blocks and
+    reshaped to ``[..., m, block]`` (once per builder). The padding goes where ties rank it last:
+    after every real index, or before them with ``first`` (an order that puts the higher index first)."""
+    blocks = -(-n // block)
+    first = first and blocks * block != n
+
     def make():
-        blocks, x = -(-n // block), key
+        x = key
         if blocks * block != n:
             pads = np.zeros(2 * rank, np.int64)
-            pads[2 * rank - 1] = blocks * block - n  # at the end: above every real index
+            pads[rank - 1 if first else 2 * rank - 1] = blocks * block - n
             x = b.add("Pad", [x, b.const(pads), b.const(pad)], mode="constant")
         return b.add("Reshape", [x, b.const(np.array([0] * (rank - 1) + [blocks, block], np.int64))])
 
-    return b.memo(("portable blocks", key, block), make)
+    return b.memo(("blocks", key, block, first), make)
+
+
+def block_index(b, chosen: str, places: str, block: int, axis: int) -> str:
+    """A candidate's index in its slice, from its place (``places``, int64) among the elements
+    of the blocks ``chosen`` (their numbers, in that order) of ``block`` elements each."""
+    if block == 1:
+        return b.add("GatherElements", [chosen, places], axis=axis)
+    width = b.const(np.array(block, np.int64))
+    first = b.add("Mul", [b.add("GatherElements", [chosen, b.add("Div", [places, width])], axis=axis), width])
+    return b.add("Add", [first, b.add("Mod", [places, width])])
 
 
 def finite(b, key: str, n: int, block: int, rank: int, pad) -> str:
@@ -242,7 +260,7 @@ def finite(b, key: str, n: int, block: int, rank: int, pad) -> str:
     condition under which :func:`prefiltered` is exact in every runtime. A padded ``key`` is
     summed per slice (its padding is infinite)."""
     if -(-n // block) * block == n:
-        sums = with_axes(b, "ReduceSum", _blocks(b, key, n, block, rank, pad), [rank], keepdims=0)
+        sums = with_axes(b, "ReduceSum", in_blocks(b, key, n, block, rank, pad), [rank], keepdims=0)
     else:
         sums = with_axes(b, "ReduceSum", key, [rank - 1], keepdims=0)
     total = b.reduce("ReduceSum", sums)
@@ -269,7 +287,7 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
     ``ReduceMax`` of a block of only -inf is the lowest finite float (``ReduceMin`` of only +inf
     the largest), which would tie a real one; with a real element in every block it is exact."""
     axis, m = rank - 1, -(-n // block)
-    x = _blocks(b, key, n, block, rank, pad)
+    x = in_blocks(b, key, n, block, rank, pad)
     maxima = with_axes(b, "ReduceMax" if largest else "ReduceMin", x, [rank], keepdims=0)
     kk = b.const(np.array([k], np.int64))
 
@@ -278,18 +296,11 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
         return b.add("Reshape", [b.add("GatherND", [x, index], batch_dims=axis),
                                  b.const(np.array([0] * axis + [k * block], np.int64))])
 
-    def indices(b, chosen, places):  # a candidate's place -> its index in the slice
-        if block == 1:
-            return b.add("GatherElements", [chosen, places], axis=axis)
-        width = b.const(np.array(block, np.int64))
-        first = b.add("Mul", [b.add("GatherElements", [chosen, b.add("Div", [places, width])], axis=axis), width])
-        return b.add("Add", [first, b.add("Mod", [places, width])])
-
     def by_best(b):
         _, chosen = best(b, maxima, kk, axis, largest, nan=False, by_index=True, k_static=k, rank=rank, bounded=True)
         values, places = best(b, candidates(b, chosen), kk, axis, largest, nan=False, by_index=by_index, k_static=k,
                               rank=rank, bounded=True)  # at least k real candidates: the k best are finite
-        return [values, indices(b, chosen, places)]
+        return [values, block_index(b, chosen, places, block, axis)]
 
     if m == k or block == 1:  # no (k+1)-th block or candidate
         return tuple(by_best(b))
@@ -304,7 +315,7 @@ def prefiltered(b, key: str, k: int, n: int, block: int, rank: int, pad, largest
 
     _, chosen = top(maxima)  # in no particular order: the candidates' indices are mapped back
     sorted_values, places = top(candidates(b, chosen))
-    index = indices(b, chosen, places)
+    index = block_index(b, chosen, places, block, axis)
     if by_index:  # ascending (distinct keys)
         index = b.add("TopK", [index, kk], 2, axis=axis, largest=0, sorted=1)[0]
     else:  # equal values by ascending index (distinct keys)
@@ -328,11 +339,7 @@ def pairwise(b, key: str, k: str, n: int, rank: int, largest: int, *, nan: bool,
 
     compare = "Greater" if largest else "Less"
     earlier = b.const(np.tril(np.ones((n, n), bool), -1))  # [i, j]: j < i
-    if nan:
-        is_nan = b.add("IsNaN", [key])
-        finite = b.add("Where", [is_nan, b.const(np.array(np.inf, dtype)), key])
-    else:
-        finite = key
+    is_nan, finite = _nan_as_inf(b, key, nan, dtype)
     mine, theirs = unsqueeze(finite, rank), unsqueeze(finite, rank - 1)  # [..., i, 1], [..., 1, j]
     better = _compare(b, compare, theirs, mine, integer)
     equal = _compare(b, "Equal", theirs, mine, integer)

@@ -228,19 +228,18 @@ def _select_long_slice(row: np.ndarray, k: int, largest: int, by_index: bool) ->
     """
     length = row.size // CHUNKS
     body = CHUNKS * length
+    kk = np.array([k], np.int64)
     if row.dtype.kind == "f":
         # Each chunk is checked for NaN on its own thread (_select_block) and selected exactly.
         # Without NaN among the candidates, merging them by value is exact too.
         comparable, mapped = row, False
-        values, indices = _select(row[:body].reshape(CHUNKS, length), np.array([k], np.int64), largest, False)
+        values, indices = _select(row[:body].reshape(CHUNKS, length), kk, largest, False)
         if _has_nan(np.concatenate([values.reshape(-1), row[body:]])):
             comparable, mapped = _float_keys(row), True  # select again by keys, merged by key
-            values, indices = _select(comparable[:body].reshape(CHUNKS, length), np.array([k], np.int64),
-                                      largest, False, comparable=True)
+            values, indices = _select(comparable[:body].reshape(CHUNKS, length), kk, largest, False, comparable=True)
     else:
         comparable, mapped = _comparable(row)
-        values, indices = _select(comparable[:body].reshape(CHUNKS, length), np.array([k], np.int64), largest,
-                                  False, comparable=True)
+        values, indices = _select(comparable[:body].reshape(CHUNKS, length), kk, largest, False, comparable=True)
     indices += (np.arange(CHUNKS, dtype=np.int64) * length)[:, None]  # chunk-local -> row positions
     values = np.concatenate([values.reshape(-1), comparable[body:]])  # the tail (< CHUNKS elements) joins too
     indices = np.concatenate([indices.reshape(-1), np.arange(body, row.size, dtype=np.int64)])

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from onnx import TensorProto
 
-from ..portable import with_axes
+from ..portable import block_index, in_blocks, with_axes
 
 __all__ = ["Rule", "RULE", "REDUCIBLE", "block_size", "no_nan", "compose"]
 
@@ -109,23 +109,6 @@ def identity(elem: int, largest: int):
     return np.array(info.min if largest else info.max, dtype)
 
 
-def _blocks(b, key: str, n: int, block: int, rank: int, elem: int, largest: int, last_first: bool = False) -> str:
-    """``key`` padded to whole blocks and reshaped to ``[..., m, B]`` (once per builder). The
-    padding goes where ties rank it last: after every real index, or before with ``last_first``."""
-    blocks = -(-n // block)
-    front = last_first and blocks * block != n
-
-    def make():
-        x = key
-        if blocks * block != n:
-            pads = np.zeros(2 * rank, np.int64)
-            pads[rank - 1 if front else 2 * rank - 1] = blocks * block - n
-            x = b.add("Pad", [x, b.const(pads), b.const(identity(elem, largest))], mode="constant")
-        return b.add("Reshape", [x, b.const(np.array([0] * (rank - 1) + [blocks, block], np.int64))])
-
-    return b.memo(("prefilter blocks", key, block, largest, front), make)
-
-
 def _reduce(b, op_type: str, x: str) -> str:
     """``op_type`` over the last axis, not kept."""
     return with_axes(b, op_type, x, [-1], keepdims=0)
@@ -137,7 +120,7 @@ def no_nan(b, key: str, n: int, block: int, rank: int, elem: int, largest: int) 
     over its threads, and runs one over every axis on one (half the time on [64, 32000]). The
     padding, ±inf, would trip it next to an opposite infinity: a padded key is summed per slice."""
     if -(-n // block) * block == n:
-        sums = _reduce(b, "ReduceSum", _blocks(b, key, n, block, rank, elem, largest))
+        sums = _reduce(b, "ReduceSum", in_blocks(b, key, n, block, rank, identity(elem, largest)))
     else:
         sums = _reduce(b, "ReduceSum", key)
     return b.add("Not", [b.add("IsNaN", [b.reduce("ReduceSum", sums)])])
@@ -155,7 +138,7 @@ def compose(b, key: str, k: int, n: int, block: int, rank: int, elem: int, large
     axis = rank - 1
     keep = [0] * axis
     blocks = -(-n // block)
-    x = _blocks(b, key, n, block, rank, elem, largest, last_first)
+    x = in_blocks(b, key, n, block, rank, identity(elem, largest), last_first)
     maxima = _reduce(b, "ReduceMax" if largest else "ReduceMin", x)
     kk = b.const(np.array([k], np.int64))
     _, chosen = b.add("TopK", [b.reversed(maxima, -1) if last_first else maxima, kk], 2, axis=-1, largest=largest,
@@ -174,11 +157,7 @@ def compose(b, key: str, k: int, n: int, block: int, rank: int, elem: int, large
     if by_index:
         positions, _ = b.add("TopK", [positions, kk], 2, axis=-1, largest=0, sorted=1)
         values = b.add("GatherElements", [candidates, positions], axis=-1)
-    if block == 1:
-        return values, b.add("GatherElements", [chosen, positions], axis=-1)
-    width = b.const(np.array(block, np.int64))
-    first = b.add("Mul", [b.add("GatherElements", [chosen, b.add("Div", [positions, width])], axis=-1), width])
-    indices = b.add("Add", [first, b.add("Mod", [positions, width])])
+    indices = block_index(b, chosen, positions, block, -1)
     if last_first and blocks * block != n:  # the padding went first
         indices = b.add("Sub", [indices, b.const(np.array(blocks * block - n, np.int64))])
     return values, indices

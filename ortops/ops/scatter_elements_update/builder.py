@@ -329,6 +329,6 @@ def scatter_mean_composition(data_type: int, rank: int, *, axis: int, reduction:
         if work_type != data_type:
             add("Cast", [mean], "output", to=data_type)
         else:
-            nodes.append(helper.make_node("Identity", [mean], ["output"], name="output"))
+            add("Identity", [mean], "output")
     return make_model(nodes, _inputs(data_type, rank, indices_type), [("output", data_type, dims(rank))],
                       onnx_opset=COMPOSITION_OPSET)

@@ -80,8 +80,7 @@ def onnx_backend_cases() -> list[Case]:
     cases = []
     for vector in onnx_vectors("scatterelements", "ScatterElements"):
         attrs = {a.name: helper.get_attribute_value(a) for a in vector.node.attribute}
-        onnx_reduction = attrs.get("reduction", b"none")
-        onnx_reduction = onnx_reduction.decode() if isinstance(onnx_reduction, bytes) else onnx_reduction
+        onnx_reduction = attrs.get("reduction", b"none").decode()  # a string attribute's value is bytes
         if onnx_reduction not in to_ortops:
             continue
         data, indices, updates = vector.inputs

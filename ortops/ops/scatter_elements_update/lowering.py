@@ -84,8 +84,8 @@ def prepare(site) -> int:
                            "ORT casts float64 to it through float32 (two roundings)")
     if data_t in _WIDE_INTS and reduction == "mean":
         raise NotLowerable(f"mean of {dtypes.onnx_name(data_t)}: the sum can overflow int64; ortops' mean is exact")
-    return {"none": 11, "sum": 16, "prod": 16, "mean": 16, "min": 18, "max": 18}[reduction] if data_t != \
-        TensorProto.BFLOAT16 else max(13, {"none": 11, "min": 18, "max": 18}[reduction])
+    opset = {"none": 11, "sum": 16, "prod": 16, "mean": 16, "min": 18, "max": 18}[reduction]
+    return max(13, opset) if data_t == TensorProto.BFLOAT16 else opset
 
 
 def _compute_type(site) -> int:

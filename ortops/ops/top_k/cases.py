@@ -165,7 +165,7 @@ def lowering_cases() -> list[Case]:
     cases.append(_case("lower_k_int32_max_of_8", "generated", np.ones((2, 8), np.float32),
                        np.array([2 ** 31 - 1], np.int32), axis=1, mode="max", sort="value"))
     cases.append(_case("lower_k_int8_full_axis", "generated", np.array([[3, 1, 3, 1]], np.int32), np.int8(4),
-                       axis=0 - 1, mode="min", sort="index"))
+                       axis=-1, mode="min", sort="index"))
     for dtype in (np.uint16, np.uint32, np.int8):
         info = np.iinfo(dtype)
         data = np.array([[info.max, info.min, info.max, 0, info.min, 1]], dtype)

@@ -65,11 +65,11 @@ def prepare(site) -> int:
     rank = site.ranks[0]
     if not -rank <= site.attrs["axis"] < rank:
         raise NotLowerable(f"axis={site.attrs['axis']} is outside [-{rank}, {rank - 1}] (the PyOp raises)")
-    k, shape = site.constants[1], site.shapes[0]
-    if k is not None and shape is not None and shape[site.attrs["axis"] % rank] is not None and _static_k(site) is None:
+    k, shape, axis = site.constants[1], site.shapes[0], _axis(site)
+    if k is not None and shape is not None and shape[axis] is not None and _static_k(site) is None:
         # ONNX shape inference would refuse the composition when the session is created.
-        raise NotLowerable(f"the constant k={k.tolist()} does not fit the static axis length "
-                           f"{shape[site.attrs['axis'] % rank]} (the PyOp raises)")
+        raise NotLowerable(f"the constant k={k.tolist()} does not fit the static axis length {shape[axis]} "
+                           "(the PyOp raises)")
     return 13 if elem == TensorProto.BFLOAT16 else 11
 
 
@@ -209,13 +209,12 @@ def hazards(b, site) -> list[str]:
     block = _block(site, not b.guarded)
     if site.elem_types[0] not in _FLOATS or (NAN_ORDER in site.assume and block is None):
         return []
-    if block is not None and not b.guarded:
-        elem, largest = _widened(site.elem_types[0], True), int(site.attrs["mode"] == "max")
+    if block is None:
+        return [no_nan(b, _key(b, site))]
+    elem, largest = _widened(site.elem_types[0], not b.guarded), int(site.attrs["mode"] == "max")
+    if not b.guarded:
         return [finite(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0], prefilter.identity(elem, largest))]
-    if block is not None:
-        return [prefilter.no_nan(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0],
-                                 _widened(site.elem_types[0], not b.guarded), int(site.attrs["mode"] == "max"))]
-    return [no_nan(b, _key(b, site))]
+    return [prefilter.no_nan(b, _key(b, site), site.shapes[0][-1], block, site.ranks[0], elem, largest)]
 
 
 #: When the standalone composition prefilters (measured with scripts/bench.py, docs/lowering.md).
@@ -233,7 +232,7 @@ def _block(site, portable: bool = False) -> int | None:
         return None
     if portable and _integer(site) is not None:  # OpenVINO reduces int32 in float32 (docs/lowering.md)
         return None
-    batch = math.prod(shape[:-1]) if all(d is not None for d in shape[:-1]) else None
+    batch = static_size(shape[:-1])
     forced = prefilter.RULE.force is not None  # tests and the cost-model script force every path
     return prefilter.block_size(shape[-1], k, batch, PORTABLE_RULE if portable and not forced else None)
 
@@ -382,13 +381,11 @@ def _compose(b, site, nan: bool, prefilter_ok: bool = True) -> list[str]:
                                    nan=site.elem_types[0] in _FLOATS, by_index=by_index, dtype=dtype,
                                    integer=_integer(site))
     elif block is not None and not b.guarded:
-        elem = _widened(site.elem_types[0], True)
         values, indices = prefiltered(b, key, static, site.shapes[0][-1], block, site.ranks[0],
-                                      prefilter.identity(elem, largest), largest, by_index)
+                                      prefilter.identity(_widened(site.elem_types[0], True), largest), largest, by_index)
     elif block is not None:
-        elem = WIDENED.get(site.elem_types[0], site.elem_types[0])
-        values, indices = prefilter.compose(b, key, _static_k(site), site.shapes[0][-1], block, site.ranks[0], elem,
-                                            largest, by_index)
+        values, indices = prefilter.compose(b, key, static, site.shapes[0][-1], block, site.ranks[0],
+                                            _widened(site.elem_types[0], False), largest, by_index)
     elif not b.guarded:
         values, indices = select(b, key, _k(b, site), axis, largest, nan, dtype, by_index=by_index, k_static=static,
                                  rank=site.ranks[0], integer=_integer(site))
