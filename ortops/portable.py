@@ -213,9 +213,17 @@ def _compact(b, chosen: str, k: str, like: str, axis: int, rank: int | None) -> 
     in row-major order, k per slice. Otherwise each chosen element's running count is its slot
     in a ``ScatterElements``; the others go to a slot k, cut off."""
     if rank is not None and axis == rank - 1:
-        last = b.add("Gather", [b.add("NonZero", [chosen]), b.const(np.array([axis], np.int64))], axis=0)
+        last = b.add("Gather", [b.add("NonZero", [chosen]), b.const(np.int64(axis))], axis=0)
         shape = b.add("Concat", [_slice(b, b.add("Shape", [like]), 0, -1, 0), k], axis=0)
-        return b.add("Reshape", [last, shape])
+        # Reshape reads a 0 in the shape as "keep the input's dimension" (allowzero needs opset
+        # 14): where a dimension is 0 there is no element, so reshape to the shape with every 0
+        # as 1, filled up with zeros, and slice that to the shape.
+        one = b.const(np.array([1], np.int64))
+        ones = b.add("Where", [b.add("Less", [shape, one]), one, shape])  # Max takes int64 from opset 12
+        missing = b.add("Sub", [b.add("ReduceProd", [ones], keepdims=1), b.add("ReduceProd", [shape], keepdims=1)])
+        fill = b.add("ConstantOfShape", [missing], value=numpy_helper.from_array(np.zeros(1, np.int64)))
+        filled = b.add("Reshape", [b.add("Concat", [last, fill], axis=0), ones])
+        return b.add("Slice", [filled, b.add("Sub", [shape, shape]), shape])
     slot = _count(b, chosen, axis)
     target = b.add("Where", [chosen, slot, k])
     shape = b.add("Shape", [like])
@@ -241,7 +249,7 @@ def in_blocks(b, key: str, n: int, block: int, rank: int, pad, first: bool = Fal
             x = b.add("Pad", [x, b.const(pads), b.const(pad)], mode="constant")
         return b.add("Reshape", [x, b.const(np.array([0] * (rank - 1) + [blocks, block], np.int64))])
 
-    return b.memo(("blocks", key, block, first), make)
+    return b.memo(("blocks", key, block, first, np.asarray(pad).tobytes()), make)
 
 
 def block_index(b, chosen: str, places: str, block: int, axis: int) -> str:
