@@ -295,16 +295,18 @@ def _k(b, site) -> str:
 
 
 def _k_failing_in_topk(b, site) -> str:
-    """k as int64 ``[1]``, with k = 0 (which ONNX TopK takes, giving empty outputs) and, for
-    int32 indices, an axis longer than int32 holds mapped to -1: ORT's TopK then fails for
-    every bad k (as does the Reshape for a k of another size), and the caller re-runs the
-    call on the PyOp path for its OpError."""
+    """k as int64 ``[1]``, with a k outside [1, 2**31 - 1] (ONNX TopK takes k = 0, giving empty
+    outputs, and ORT 1.32's TopK reads a k's low 32 bits: 2**32 + 2 as 2) and, for int32
+    indices, an axis longer than int32 holds mapped to -1: ORT's TopK then fails for every
+    bad k (as does the Reshape for a k of another size), and the caller re-runs the call on
+    the PyOp path for its OpError."""
     k = site.node.input[1]
     if site.elem_types[1] != TensorProto.INT64:
         k = b.cast(k, TensorProto.INT64)
     if site.ranks[1] != 1:  # a 1-D k of another size: ORT's TopK fails on it too
         k = b.add("Reshape", [k, b.const(np.array([1], np.int64))])
-    bad = b.add("Equal", [k, b.const(np.zeros(1, np.int64))])
+    bad = b.add("Or", [b.add("Less", [k, b.const(np.ones(1, np.int64))]),
+                       b.add("Greater", [k, b.const(np.array([INT32_MAX], np.int64))])])
     if site.attrs["index_element_type"] == "i32":
         axis, data = _axis(site), site.node.input[0]
         dim = b.add("Shape", [data], start=axis, end=axis + 1) if b.opset >= 15 else \
