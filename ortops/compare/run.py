@@ -122,14 +122,11 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         runner = Runner(path, runtime_settings, {"external_dir": os.fspath(path.parent.resolve())}, timeout,
                         pathlib.Path(tmp))
 
-        def probe(m, names):  # the conditions of If nodes, from the first runtime that runs
-            exposed_model, detail = model_mod.expose(m, names), ""
-            for runtime in runtimes:
-                result = runner.run(runtime, exposed_model, feed)
-                if result.status == "ok":
-                    return result.outputs, ""
-                detail = detail or f"{runtime} {result.status}: {result.detail}"
-            return {}, detail
+        def probe(m, names):  # the conditions of If nodes, from the first runtime
+            # Only there: another runtime's conditions could lift a branch the first runtime
+            # never takes for these inputs, and it would then run a model that is not the user's.
+            result = runner.run(runtimes[0], model_mod.expose(m, names), feed)
+            return (result.outputs, "") if result.status == "ok" else ({}, f"{runtimes[0]} {result.status}: {result.detail}")
 
         lifted = model_mod.lift_branches(model, audit.is_audited, probe, known=feed)
         model = lifted.model

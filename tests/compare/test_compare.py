@@ -196,3 +196,27 @@ def test_k_outside_the_axis_explains_a_runtime_that_refuses_it(tmp_path):
     assert ort["verdict"] == "explained" and ort["topic"] == "k-range" and ort["node"] == "too_many", ort
     assert "k=4 is outside [1, 3]" in ort["explanation"]
     assert ort["causal"]["status"] == "passed" and ort["causal"]["cut"] == ["too_many"], ort["causal"]
+
+
+def test_an_if_condition_comes_from_the_first_runtime_only(tmp_path):
+    """A guarded model (``ortops.lower``) fed k = 2**32 + 2: in ORT its check fails and the PyOp
+    branch raises OpError. A condition taken from another runtime (OpenVINO narrows int64 to
+    int32, so k passes there as 2) would lift the composed branch, and ORT would then run a
+    model without the check and answer. Every runtime runs the user's model instead."""
+    pytest.importorskip("openvino")
+    import ortops
+    from ortops import builder
+
+    model, _ = ortops.lower(builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value",
+                                                index_element_type="i64"))
+    path = tmp_path / "guarded.onnx"
+    onnx.save(model, path)
+    feed = {"data": np.arange(15, dtype=np.float32).reshape(3, 5), "k": np.array([2 ** 32 + 2])}
+    with pytest.raises(ortops.OpError, match=r"k=4294967298 is outside \[1, 5\]"):  # ORT on the user's model
+        ortops.InferenceSession(model, path="pyop").run(None, feed)
+    report = compare(path, inputs=feed, runtimes=["onnxruntime", "openvino"])
+    ort = report["runtimes"][0]
+    assert ort["status"] == "failed" and "k=4294967298 is outside [1, 5]" in ort["detail"], ort
+    assert report["lifted"] == [] and report["unobserved"], report["lifted"]
+    for unobserved in report["unobserved"]:
+        assert unobserved["reason"].endswith(f"could not be computed for these inputs (onnxruntime failed: {ort['detail']})")
