@@ -16,7 +16,7 @@ TopK unsorted where ORT's ``sorted=0`` selects the same set: ``"topk_unsorted_se
 * k: ONNX TopK accepts k=0 (empty outputs) and ORT's own error for k > dim; both are checks.
   In a session that re-runs a failed call on the PyOp path (``ERRORS_TRANSLATED``), on an ORT
   whose TopK rejects a negative k and a k above the axis (probed: ``"topk_rejects_bad_k"``),
-  k=0 is mapped to -1 instead and the TopK itself fails: no ``If``, no PyOp.
+  a k outside [1, 2**31 - 1] is mapped to -1 instead and the TopK itself fails: no ``If``, no PyOp.
 * uint64 has no ORT TopK kernel and no wider exact type: not lowered.
 * Long slices, small k: where the measured rule (:mod:`ortops.ops.prefilter`) predicts it is
   faster, the fast path selects among the k best blocks of B elements (the block-maxima
