@@ -216,14 +216,14 @@ def _compact(b, chosen: str, k: str, like: str, axis: int, rank: int | None) -> 
         last = b.add("Gather", [b.add("NonZero", [chosen]), b.const(np.int64(axis))], axis=0)
         shape = b.add("Concat", [_slice(b, b.add("Shape", [like]), 0, -1, 0), k], axis=0)
         # Reshape reads a 0 in the shape as "keep the input's dimension" (allowzero needs opset
-        # 14): where a dimension is 0 there is no element, so reshape to the shape with every 0
-        # as 1, filled up with zeros, and slice that to the shape.
-        one = b.const(np.array([1], np.int64))
-        ones = b.add("Where", [b.add("Less", [shape, one]), one, shape])  # Max takes int64 from opset 12
-        missing = b.add("Sub", [b.add("ReduceProd", [ones], keepdims=1), b.add("ReduceProd", [shape], keepdims=1)])
-        fill = b.add("ConstantOfShape", [missing], value=numpy_helper.from_array(np.zeros(1, np.int64)))
-        filled = b.add("Reshape", [b.add("Concat", [last, fill], axis=0), ones])
-        return b.add("Slice", [filled, b.add("Sub", [shape, shape]), shape])
+        # 14). Where a dimension is 0 there is no element: one stand-in element is reshaped to
+        # ones and expanded to the shape. No size is multiplied: OpenVINO's CPU plugin computes
+        # integers past 2**24 as float32.
+        empty = b.add("Equal", [b.add("ReduceMin", [shape], keepdims=1), b.const(np.zeros(1, np.int64))])
+        stand_in = b.add("Slice", [b.const(np.zeros(1, np.int64)), b.const(np.zeros(1, np.int64)),
+                                   b.cast(empty, TensorProto.INT64)])
+        target = b.add("Where", [empty, b.const(np.ones(1, np.int64)), shape])
+        return b.add("Expand", [b.add("Reshape", [b.add("Concat", [last, stand_in], axis=0), target]), shape])
     slot = _count(b, chosen, axis)
     target = b.add("Where", [chosen, slot, k])
     shape = b.add("Shape", [like])
