@@ -159,9 +159,10 @@ def _conformance(args: argparse.Namespace) -> int:
     cases, notes = conformance.collect_cases(_unique(args.ops), _unique(args.sources))
     needed = args.min_cases or 1
     if len(cases) < needed:
-        why = "; ".join(notes) or "no suite has cases from the chosen --ops and --sources"
+        why = "; ".join(notes) or ("" if cases else "no suite has cases from the chosen --ops and --sources")
         return _usage_error(console, f"{len(cases)} cases to judge, fewer than the {needed} required "
-                                     f"({'--min-cases' if args.min_cases else 'a run must judge at least one'}): {why}")
+                                     f"({'--min-cases' if args.min_cases else 'a run must judge at least one'})"
+                                     + (f": {why}" if why else ""))
     results = conformance.run(cases, progress=not args.no_progress, openvino=openvino, ncnn=ncnn)
     seconds = time.perf_counter() - start
     try:  # the folder was checked before the run, but a report's name may be taken by a folder
@@ -205,8 +206,10 @@ def _compare(args: argparse.Namespace) -> int:
         dims = inputs_mod.parse_dims(args.dim)
     except (ToleranceError, compare_mod.InputError) as exc:
         return fail(str(exc))
-    if args.timeout is not None and args.timeout <= 0:
-        return fail(f"--timeout {args.timeout} must be > 0 seconds")
+    if args.timeout is not None and not 0 < args.timeout < float("inf"):  # NaN fails both
+        return fail(f"--timeout {args.timeout} must be a number of seconds > 0")
+    if args.seed is not None and args.seed < 0:
+        return fail(f"--seed {args.seed} must be >= 0 (NumPy's generators take no negative seed)")
     if args.inputs is not None and (args.seed is not None or args.ties):
         return fail("--inputs gives the inputs: --seed and --ties only apply to generated inputs")
     runtimes = _unique(args.runtimes)

@@ -63,6 +63,9 @@ def test_other_usage_errors_are_exit_2(tmp_path, capsys):
     assert "NAME=VALUE" in _one_line(capsys)
     assert _compare(path, "--dim", "n=2", "--atol", "-1", "--out", str(tmp_path / "r")) == 2
     _one_line(capsys)
+    for option, value in (("--timeout", "0"), ("--timeout", "nan"), ("--timeout", "inf"), ("--seed", "-1")):
+        assert _compare(path, "--dim", "n=2", option, value, "--out", str(tmp_path / "r")) == 2
+        assert f"{option} {float(value) if option == '--timeout' else value} must be" in _one_line(capsys)
     with pytest.raises(SystemExit) as exc:
         cli.main(["compare", path, "--runtimes", "tensorrt"])
     assert exc.value.code == 2
