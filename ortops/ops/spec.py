@@ -11,6 +11,8 @@ live. The shared layers (bridge, schemas, session, OpenVINO interop, lowering) l
 from __future__ import annotations
 
 import functools
+import numbers
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple
 
@@ -330,10 +332,14 @@ class OpSpec:
                     fail(f"required attribute {attr.name!r} is missing; it must be {attr.valid_range()}")
                 parsed[attr.name] = attr.default
                 continue
-            if attr.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-                if not (isinstance(value, str) and value.lstrip("-").isdigit()):
+            if attr.kind == "int":
+                integer = isinstance(value, numbers.Integral) and not isinstance(value, bool)  # np.int64 too
+                if not integer and not (isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value)):
                     fail(f"attribute {attr.name}={value!r} is not an integer; it must be {attr.valid_range()}")
                 value = int(value)
+                if not -2 ** 63 <= value < 2 ** 63:
+                    fail(f"attribute {attr.name}={value} does not fit int64, ONNX's integer attribute; it must be "
+                         f"{attr.valid_range()}")
             if attr.kind == "int" and attr.minimum is not None and value < attr.minimum:
                 fail(f"attribute {attr.name}={value} must be {attr.valid_range()}")
             if attr.kind != "int" and not isinstance(value, str):

@@ -112,6 +112,20 @@ def test_attribute_defaults_and_errors(op: OpSpec):
     assert info.value.kind == "attribute" and info.value.node_name == "n"
 
 
+def test_an_integer_attribute_is_any_integer_in_int64():
+    """NumPy integers and digit strings are integers; a bool, a non-ASCII digit and a value
+    beyond int64 (ONNX's integer attribute) are OpErrors naming the value."""
+    base = {"mode": "max", "sort": "value"}
+    for value, want in ((np.int64(-1), -1), (np.int32(1), 1), ("-2", -2), (2 ** 63 - 1, 2 ** 63 - 1)):
+        assert TOP_K.parse_attributes({**base, "axis": value})["axis"] == want
+    for value, message in ((True, "axis=True is not an integer"), (np.bool_(True), "is not an integer"),
+                           ("\u00b2", "axis='\u00b2' is not an integer"), (1.0, "axis=1.0 is not an integer"),
+                           (2 ** 70, f"axis={2 ** 70} does not fit int64"), (-(2 ** 63) - 1, "does not fit int64")):
+        with pytest.raises(OpError, match=message) as info:
+            TOP_K.parse_attributes({**base, "axis": value})
+        assert info.value.kind == "attribute"
+
+
 def test_top_k_variants_choose_the_index_type():
     assert TOP_K.variant({"index_element_type": "i64"}).suffix == "_i64"
     assert TOP_K.variant(TOP_K.defaults()).suffix == "_i32"

@@ -20,6 +20,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from .reference import reduction_identity
+from ...checks import normalize_axis
 from .spec import SCATTER_ELEMENTS_UPDATE
 from ...builder.common import custom_node, dims, make_model
 
@@ -148,7 +149,9 @@ def onnx_scatter_elements_model(version: int, data_type: int, rank: int, *, axis
     """Model ``(data, indices, updates) -> output`` with one standard ScatterElements-``version`` node.
 
     ``indices_type`` is INT32 or INT64 (the standard op's Tind). Built at opset ``version``.
+    OpError for an ``axis`` outside [-rank, rank-1].
     """
+    normalize_axis("ScatterElements", axis, rank)
     node = onnx_scatter_elements(version, "data", "indices", "updates", axis=axis, reduction=reduction,
                                  name=f"onnx_scatter_elements_{version}")
     return make_model([node], _inputs(data_type, rank, indices_type), [("output", data_type, dims(rank))],
@@ -173,7 +176,10 @@ def scatter_elements_update_side_by_side(version: int, data_type: int, rank: int
     ValueError
         When the reduction does not map (``mean``, or ``use_init_val=0`` with anything but
         ``none``: use :func:`scatter_mean_composition`), or the version lacks the mapped reduction.
+    OpError
+        For an ``axis`` outside [-rank, rank-1].
     """
+    normalize_axis("ScatterElements", axis, rank)
     if reduction not in ONNX_REDUCTION or (use_init_val == 0 and reduction != "none"):
         raise ValueError(
             f"reduction={reduction!r} with use_init_val={use_init_val} has no standard ScatterElements "
@@ -247,6 +253,8 @@ def scatter_mean_composition(data_type: int, rank: int, *, axis: int, reduction:
         For ``reduction="none"``, for ``use_init_val=1`` with anything but ``mean`` (those map
         onto one ScatterElements node: :func:`scatter_elements_update_side_by_side`), for
         ``mean`` on bool, or an unknown ``rounding``.
+    OpError
+        For an ``axis`` outside [-rank, rank-1].
 
     Notes
     -----
@@ -282,6 +290,7 @@ def scatter_mean_composition(data_type: int, rank: int, *, axis: int, reduction:
         raise ValueError("reduction='mean' is not defined for bool data (OpenVINO ScatterElementsUpdate-12)")
     if rounding not in ("floor", "trunc"):
         raise ValueError(f"rounding={rounding!r} must be 'floor' or 'trunc'")
+    normalize_axis("ScatterElements", axis, rank)
     nodes: list[onnx.NodeProto] = []
 
     def add(op_type: str, inputs, output: str, **attrs) -> str:

@@ -9,6 +9,7 @@ from onnx import TensorProto, helper
 
 from ... import dtypes
 from .checks import INDEX_ELEMENT_TYPES
+from ...checks import normalize_axis
 from .spec import TOP_K
 from ...builder.common import custom_node, dims, make_model
 
@@ -51,10 +52,12 @@ def onnx_top_k(version: int, X: str, K: str | None, *, axis: int = -1, largest: 
 
 def top_k_model(data_type: int, rank: int, *, axis: int, mode: str, sort: str, stable: int = 0,
                 index_element_type: str = "i32", k_type: int = TensorProto.INT64, k_shape: Sequence[int] = (1,)) -> onnx.ModelProto:
-    """Model ``(data, k) -> (values, indices)`` with one ortops TopK node."""
-    index_type = dtypes.from_numpy(INDEX_ELEMENT_TYPES[index_element_type]).onnx
+    """Model ``(data, k) -> (values, indices)`` with one ortops TopK node; OpError for an
+    invalid attribute or an ``axis`` outside [-rank, rank-1]."""
     node = top_k("data", "k", axis=axis, mode=mode, sort=sort, stable=stable,
                  index_element_type=index_element_type, name="top_k")
+    normalize_axis("TopK", axis, rank)
+    index_type = dtypes.from_numpy(INDEX_ELEMENT_TYPES[index_element_type]).onnx
     out_dims = [None] * rank
     return make_model(
         [node],
@@ -81,8 +84,9 @@ def top_k_side_by_side(version: int, data_type: int, rank: int, *, k: int, axis:
     ``k`` is a constant (TopK-1 needs it as an attribute). Outputs: ``values``, ``indices``
     (ortops) and ``onnx_values``, ``onnx_indices`` (standard). The mapping: mode max/min is
     ``largest`` 1/0 (TopK-1/10 have no ``largest``: pass mode="max"); the standard node is
-    always ``sorted=1``.
+    always ``sorted=1``. OpError for an invalid attribute or an ``axis`` outside [-rank, rank-1].
     """
+    normalize_axis("TopK", axis, rank)
     largest = 1 if mode == "max" else 0
     if version in (1, 10) and not largest:
         raise ValueError(f"TopK-{version} has no largest attribute, so it cannot map mode='min'")

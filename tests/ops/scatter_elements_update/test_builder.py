@@ -29,6 +29,19 @@ from ortops.ops.scatter_elements_update.builder import (
 )
 
 
+@pytest.mark.parametrize("build", [
+    lambda axis: onnx_scatter_elements_model(18, TensorProto.FLOAT, 2, axis=axis),
+    lambda axis: scatter_elements_update_side_by_side(18, TensorProto.FLOAT, 2, axis=axis),
+    lambda axis: scatter_mean_composition(TensorProto.FLOAT, 2, axis=axis),
+], ids=["onnx_scatter_elements_model", "scatter_elements_update_side_by_side", "scatter_mean_composition"])
+def test_an_axis_outside_the_rank_is_refused_when_built(build):
+    """ONNX's checker does not compare a ScatterElements axis with the rank: the builder does."""
+    for axis in (2, -3):
+        with pytest.raises(ortops.OpError, match=rf"axis={axis} is outside \[-2, 1\] for rank 2"):
+            build(axis)
+    assert build(-2) is not None
+
+
 def _plain(model):
     return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
 

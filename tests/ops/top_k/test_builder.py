@@ -38,6 +38,13 @@ def test_bad_attribute_is_refused_by_the_builder():
 
     with pytest.raises(ortops.OpError, match="mode='largest'"):
         builder.top_k("x", "k", axis=0, mode="largest", sort="value")
+    with pytest.raises(ortops.OpError, match="index_element_type='i16' is invalid"):  # was a KeyError
+        builder.top_k_model(TensorProto.FLOAT, 2, axis=0, mode="max", sort="value", index_element_type="i16")
+    for build in (lambda axis: builder.top_k_model(TensorProto.FLOAT, 2, axis=axis, mode="max", sort="value"),
+                  lambda axis: builder.top_k_side_by_side(11, TensorProto.FLOAT, 2, k=1, axis=axis, mode="max",
+                                                          sort="value")):
+        with pytest.raises(ortops.OpError, match=r"axis=5 is outside \[-2, 1\] for rank 2"):
+            build(5)
 
 
 @pytest.mark.parametrize("version", [1, 10, 11, 24])
