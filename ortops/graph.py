@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from copy import deepcopy
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import onnx
 from onnx import helper
@@ -19,7 +19,7 @@ from .errors import OpError
 from .ops import DOMAINS, OPS, find_op
 from .ops.spec import OpSpec
 
-__all__ = ["load_model", "graphs", "subgraphs", "model_graphs", "raw_attributes", "check_node", "check_nodes",
+__all__ = ["load_model", "graphs", "subgraphs", "model_graphs", "inline_functions", "raw_attributes", "check_node", "check_nodes",
            "Names", "DEFAULT_DOMAINS"]
 
 #: The names of ONNX's default domain.
@@ -65,6 +65,30 @@ def model_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto | onnx.Func
     """Every graph of ``model``, then every model-local function's body and its subgraphs (:func:`graphs`)."""
     for body in (model.graph, *model.functions):
         yield from graphs(body)
+
+
+def inline_functions(model: onnx.ModelProto,
+                     wanted: Callable[[onnx.NodeProto], bool] = lambda node: node.domain in DOMAINS) -> onnx.ModelProto:
+    """``model`` with its model-local functions inlined when a node of one of them is ``wanted``
+    (by default, an ortops node), else ``model`` itself.
+
+    Such a node is rewritten at its call sites: its attributes may refer to the caller's, its
+    input types are the caller's, and two calls may differ in both. ORT inlines functions
+    anyway; onnx's inliner names an inlined node after the function's node (``top_k`` becomes
+    ``top_k__1``), so errors still name it. The domains the functions import are added to the
+    model's imports (the inliner does not): ``model`` is changed there.
+    """
+    if not any(wanted(n) for f in model.functions for g in graphs(f) for n in g.node):
+        return model
+    import onnx.inliner
+
+    imported = {o.domain for o in model.opset_import}
+    for function in model.functions:
+        for opset in function.opset_import:
+            if opset.domain not in imported:
+                model.opset_import.append(helper.make_opsetid(opset.domain, opset.version))
+                imported.add(opset.domain)
+    return onnx.inliner.inline_local_functions(model)
 
 
 def external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:

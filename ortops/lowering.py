@@ -51,7 +51,7 @@ from onnx import TensorProto, helper, numpy_helper
 from . import dtypes, runtime
 from . import standard as standard_ops
 from .builder.schemas import register_schemas
-from .graph import DEFAULT_DOMAINS, check_node, graphs, load_model, model_graphs, subgraphs
+from .graph import DEFAULT_DOMAINS, check_node, graphs, inline_functions, load_model, model_graphs, subgraphs
 from .ops import DOMAINS, OPS
 from .ops.compose import ERRORS_TRANSLATED, NotLowerable
 from .ops.spec import OpSpec
@@ -343,14 +343,18 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     and 18). A model whose own nodes use the default domain keeps its opset, and a node
     whose composition needs a newer one is kept as a PyOp; otherwise the import is raised
     to 18. Compositions are inlined (not model-local functions: a function cannot import
-    another default opset than its model).
+    another default opset than its model). Model-local functions that hold a node to lower
+    (an ortops node, or with ``standard`` a standard TopK, ArgMax or ArgMin) are inlined first
+    (:func:`ortops.graph.inline_functions`), as :func:`ortops.prepare_model` does.
     """
     if fallback not in FALLBACKS:
         raise ValueError(f"fallback={fallback!r} must be one of {FALLBACKS}")
     if ops is not None and fallback != "pyop":
         raise ValueError("ops= chooses nodes only with fallback='pyop'")
-    model = load_model(model)
+    loaded = load_model(model)
     register_schemas()
+    model = inline_functions(loaded, lambda n: n.domain in DOMAINS or (
+        standard and n.domain in DEFAULT_DOMAINS and n.op_type in standard_ops.OP_TYPES))
     converted = None
     if standard:
         model, converted = standard_ops.raised(model, _default_opset(model))
@@ -358,7 +362,7 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     others = any(f.domain in DEFAULT_DOMAINS for f in model.functions) or any(
         n.domain in DEFAULT_DOMAINS for g in model_graphs(model) for n in g.node)  # nodes of its own in that domain
     target = current if others else max(current or 0, LOWERED_OPSET)
-    if info is None or converted is not None:
+    if info is None or model is not loaded:  # converted, or inlined functions that bring values of their own
         info = ValueInfo(model)
     taken = {name for g in graphs(model.graph) for n in g.node for name in (*n.output, n.name)}
     taken |= {t.name for g in graphs(model.graph) for t in g.initializer}
@@ -405,7 +409,7 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         listed = "; ".join(f"{k.op} node {k.name!r}: {k.reason}" for k in kept)
         raise ValueError(f"the model cannot be made standalone: {len(kept)} node(s) have no exact standard-ONNX "
                          f"composition: {listed}")
-    left = tuple(n.name for g in graphs(model.graph) for n in g.node if n.domain in DOMAINS)
+    left = tuple(n.name for g in model_graphs(model) for n in g.node if n.domain in DOMAINS)
     if fallback == "none" and left:
         raise ValueError(f"the model cannot be made standalone: ortops nodes are left in it: {', '.join(left)}")
     if lowered or rewritten:
@@ -484,7 +488,8 @@ def _lower_node(node, op: OpSpec | None, attrs: dict, info: ValueInfo, opset: in
         # (ORT then runs every check first). OpenVINO removes such a Reshape, checks and all,
         # so the sum is also added to each integer input the composition reads (indices, a
         # dynamic k) and to one output: no kernel sees a bad index, and no output is returned.
-        label = f"{node.op_type} node {node.name!r} rejects its input: "
+        # Check nodes are named after their node: an unnamed one by its first output (unique).
+        label = f"{node.op_type} node {node.name or node.output[0]!r} rejects its input: "
         gated, total = site, None
         if checks:
             total = _failures(b, [(ok, label + reason) for ok, reason in checks])

@@ -14,7 +14,8 @@ from onnx import TensorProto, helper
 from . import bridge, dtypes, runtime
 from .builder.schemas import SCHEMA_VERSION, register_schemas
 from .errors import OpError
-from .graph import DEFAULT_DOMAINS, Names, check_node, check_nodes, external_tensors, graphs, load_model, model_graphs
+from .graph import (DEFAULT_DOMAINS, Names, check_node, check_nodes, external_tensors, graphs, inline_functions,
+                    load_model, model_graphs)
 from .lowering import ERRORS_TRANSLATED, lower, runtime_facts
 from .ops.compose import PARALLEL
 from .ops import DOMAINS
@@ -181,7 +182,7 @@ def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[
     ``info``: the :class:`ValueInfo` of the model ``model`` was lowered from (a lowering keeps
     the names and types of an ortops node's inputs), else inferred here."""
     register_schemas()
-    inlined = _inline_functions(model)
+    inlined = inline_functions(model)
     if info is None or inlined is not model:  # inlined functions bring values of their own
         info = ValueInfo(inlined)
     model = inlined
@@ -213,28 +214,6 @@ def _prepare(model: onnx.ModelProto, unwidened: list[tuple[onnx.NodeProto, list[
     if not any(o.domain == bridge.BRIDGE_DOMAIN for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid(bridge.BRIDGE_DOMAIN, SCHEMA_VERSION))
     return model
-
-
-def _inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model`` with its model-local functions inlined, when one of them holds an ortops node.
-
-    A function's node is rewritten at its call sites: its attributes may refer to the
-    caller's, its input types are the caller's, and two calls may differ in both. ORT inlines
-    functions anyway; onnx's inliner names an inlined node after the function's node
-    (``top_k`` becomes ``top_k__1``), so errors still name it. The domains the functions
-    import are added to the model's imports (the inliner does not).
-    """
-    if not any(n.domain in DOMAINS for f in model.functions for g in graphs(f) for n in g.node):
-        return model
-    import onnx.inliner
-
-    imported = {o.domain for o in model.opset_import}
-    for function in model.functions:
-        for opset in function.opset_import:
-            if opset.domain not in imported:
-                model.opset_import.append(helper.make_opsetid(opset.domain, opset.version))
-                imported.add(opset.domain)
-    return onnx.inliner.inline_local_functions(model)
 
 
 def _copy_bridge_outputs(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], names: Names) -> int:

@@ -373,3 +373,30 @@ def test_a_guarded_model_whose_fallback_cannot_be_lowered_is_refused():
     assert report.kept and not report.standalone
     with pytest.raises(ValueError, match="cannot be made standalone.*top_k"):
         ortops.lower(guarded, fallback="none")
+
+
+@pytest.mark.parametrize("standard", [False, True])
+def test_nodes_in_model_local_functions_are_lowered(standard):
+    """A model-local function's ortops node (or, with standard=True, its standard TopK) is
+    lowered at its call sites, as prepare_model inlines it: the standalone model holds no
+    ortops node anywhere, runs in plain onnxruntime and gives the reference's answer. Before,
+    lower() never looked into functions and called such a model standalone."""
+    import onnxruntime as ort
+
+    from control_flow_models import function_top_k
+
+    model = function_top_k(calls=2, mode_from_caller="min", sort="value", stable=1, index_element_type="i64")
+    if standard:
+        function = model.functions[0]
+        function.node[0].CopyFrom(helper.make_node("TopK", ["d", "kk"], ["fv", "fi"], axis=1, largest=0, sorted=1))
+        function.opset_import.append(helper.make_opsetid("", 18))
+    lowered, report = ortops.lower(model, fallback="none", standard=standard)
+    assert report.standalone and len(report.rewritten if standard else report.lowered) == 2, report
+    assert not any(n.domain in DOMAINS for g in ortops.graph.model_graphs(lowered) for n in g.node)
+    assert not any(n.op_type == "TopK" for f in lowered.functions for n in f.node)  # inlined, then rewritten
+    data = np.array([[3, 1, 3, 2, 1]], np.float32)
+    got = ort.InferenceSession(lowered.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"data": data, "k": np.array([3])})
+    want = reference.top_k(data, 3, axis=1, mode="min", sort="value", stable=1, index_element_type="i64")  # ONNX's too
+    for values, indices in (got[:2], got[2:]):
+        assert_identical(values, want.values) and assert_identical(indices, want.indices)

@@ -103,3 +103,23 @@ def test_without_standard_standard_nodes_stay():
     model = builder.onnx_top_k_model(11, TensorProto.FLOAT, 2)
     lowered, report = ortops.lower(model, fallback="none")
     assert [n.op_type for n in lowered.graph.node] == ["TopK"] and not report.rewritten
+
+
+def test_unnamed_nodes_get_check_nodes_of_their_own():
+    """Two unnamed TopK nodes: each one's check nodes are named after its first output (they
+    were both named after the empty name, and ORT refused the model: two nodes with one name)."""
+    import onnxruntime as ort
+
+    value = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("TopK", ["x", "k"], ["v1", "i1"], axis=1),
+         helper.make_node("TopK", ["x", "k"], ["v2", "i2"], axis=1, largest=0)], "g",
+        [value("x", TensorProto.FLOAT, ["a", "b"]), value("k", TensorProto.INT64, [1])],
+        [value(n, TensorProto.FLOAT if n[0] == "v" else TensorProto.INT64, None) for n in ("v1", "i1", "v2", "i2")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    lowered, _ = ortops.lower(model, fallback="none", standard=True)
+    session = ort.InferenceSession(lowered.SerializeToString(), providers=["CPUExecutionProvider"])
+    v1, _, v2, _ = session.run(None, {"x": np.array([[2, 1, 3]], np.float32), "k": np.array([2])})
+    assert v1.tolist() == [[3, 2]] and v2.tolist() == [[1, 2]]
+    with pytest.raises(Exception, match="TopK node 'v[12]' rejects its input: k must be a single integer"):
+        session.run(None, {"x": np.array([[2, 1, 3]], np.float32), "k": np.array([4])})
