@@ -249,3 +249,30 @@ def test_the_prefilter_is_exact_on_ties_in_every_runtime(workers, shape, mode, s
     xs.append(paired if mode == "max" else -paired)
     want = [[np.asarray(v) for v in top_k(x, k, axis=-1, mode=mode, sort=sort, stable=1)] for x in xs]
     assert_exact_everywhere(workers, _standalone(model), [[x] for x in xs], want)
+
+
+def _scatter_constant_axis(reduction: str, use_init_val: int) -> onnx.ModelProto:
+    model = builder.scatter_elements_update_model(TensorProto.FLOAT, 1, reduction=reduction, use_init_val=use_init_val)
+    model.graph.initializer.append(numpy_helper.from_array(np.array([0], np.int64), "axis"))
+    inputs = [i for i in model.graph.input if i.name != "axis"]
+    del model.graph.input[:]
+    model.graph.input.extend(inputs)
+    return model
+
+
+@pytest.mark.parametrize("reduction", ["min", "max"])
+@pytest.mark.parametrize("use_init_val", [1, 0])
+def test_scatter_min_max_signed_zeros_in_every_runtime(workers, reduction, use_init_val):
+    """A zero result takes the sign of the first zero (the spec's order): a -0.0 update meeting
+    data of the other sign gave +0.0 in OpenVINO, whose CPU plugin narrowed the composition's
+    int64 key above every position key (2**62) to int32 (0)."""
+    from ortops.reference import scatter_elements_update
+
+    pool = np.array([1.0, -1.0, 0.0, -0.0, np.nan], np.float32)
+    rng = np.random.default_rng(7)
+    feeds = [[np.array([1.0], np.float32), np.array([0]), np.array([-0.0], np.float32)],
+             [np.array([-1.0], np.float32), np.array([0]), np.array([-0.0], np.float32)]]
+    feeds += [[rng.choice(pool, 4), rng.integers(-4, 4, 8), rng.choice(pool, 8)] for _ in range(30)]
+    expected = [[scatter_elements_update(d, i, u, np.array([0]), reduction=reduction, use_init_val=use_init_val)]
+                for d, i, u in feeds]
+    assert_exact_everywhere(workers, _standalone(_scatter_constant_axis(reduction, use_init_val)), feeds, expected)

@@ -42,7 +42,10 @@ _FLOATS = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorPro
 _HALF = (TensorProto.FLOAT16, TensorProto.BFLOAT16)
 _WIDE_INTS = (TensorProto.INT64, TensorProto.UINT64)
 _NATIVE_INDICES = (TensorProto.INT32, TensorProto.INT64)
-_BIG = 2 ** 62  # an integer key above every position key
+#: A key above every position key: 2**62 where ORT alone runs the model (guarded); 2**30 in a
+#: standalone one, which OpenVINO's CPU plugin computes in int32 (it took 2**62 as 0), so that
+#: fewer than 2**29 updates along the axis keep their keys below it there.
+_BIG = {True: 2 ** 62, False: 2 ** 30}
 
 
 #: The most elements of data and of updates, each, on which ``path="auto"`` lowers the node:
@@ -227,10 +230,10 @@ def exact(b, site) -> list[str]:
         return b.add("Where", [b.add("IsNaN", [x]), zero, x])
 
     def key(x: str, base) -> str:
-        """-4 for NaN; for a zero, its position key (``base``) plus 1 if it is -0.0; else _BIG."""
+        """-4 for NaN; for a zero, its position key (``base``) plus 1 if it is -0.0; else big."""
         negative = b.cast(b.add("Less", [b.add("Reciprocal", [x]), zero]), TensorProto.INT64)
         zero_key = b.add("Add", [base, negative])
-        big = b.const(np.int64(_BIG))
+        big = b.const(np.int64(_BIG[b.guarded]))
         return b.add("Where", [b.add("IsNaN", [x]), b.const(np.int64(-4)),
                                b.add("Where", [b.add("Equal", [x, zero]), zero_key, big])])
 
@@ -245,7 +248,7 @@ def exact(b, site) -> list[str]:
     line[axis] = -1
     positions = b.add("Mul", [b.add("Reshape", [positions, b.const(np.array(line, np.int64))]),
                               b.const(np.int64(2))])
-    start_keys = _start(b, site, key(data, b.const(np.int64(-2))), indices, _BIG, TensorProto.INT64)
+    start_keys = _start(b, site, key(data, b.const(np.int64(-2))), indices, _BIG[b.guarded], TensorProto.INT64)
     keys = _scatter(b, site, start_keys, indices, key(updates, positions), "min")
     # A zero result takes the sign of the first zero. Not by Where(c, zero, -0.0): ORT's
     # optimiser rewrites Where(Not(c), x, y) to Where(c, y, x), and Where turns a -0.0 taken
