@@ -96,6 +96,14 @@ def test_openvino_standalone_explanations_reject_wrong_answers():
     assert arg_max_oracle.explain_standalone(arg, [np.array([[7, 2], [1, 3]], np.float32)], want) is None
     assert arg_max_oracle.explain_standalone(arg, [np.array([[7, 7], [1, 1]], np.float32)], want) is None
 
+    from ortops.ops.scatter_elements_update.judge import OPENVINO as scatter_oracle
+
+    # The composition carries NaN through min itself: a NaN lost (or a zero's sign) is not "nan".
+    scatter = _scatter_case(np.array([5.0, 1.0], np.float32), np.array([0, 0, 1]),
+                            np.array([np.nan, -0.0, -0.0], np.float32), 0, reduction="min")
+    want = [np.array([np.nan, -0.0], np.float32)]
+    assert scatter_oracle.explain_standalone(scatter, [np.array([0.0, 0.0], np.float32)], want) is None
+
 
 def test_standalone_check_nodes_fail_in_openvino_too():
     """The standalone model's checks fail on bad input in OpenVINO as in ONNX Runtime (a failing

@@ -248,9 +248,10 @@ def lowering_cases() -> list[Case]:
         for init in (0, 1):
             cases.append(_case(f"lower_duplicates_{reduction}_init{init}", "generated", np.full((1, 3), 3.0, np.float32),
                                *dup, 1, reduction=reduction, use_init_val=init))
-    zeros = np.array([0.0, -0.0, 5.0, np.nan], np.float32)
-    index = np.array([0, 0, 1, 1, 2, 3, 2])
-    updates = np.array([-0.0, 0.0, 0.0, -0.0, np.nan, 1.0, -0.0], np.float32)
+    # The last two targets: a lone -0.0 meets 1.0 (min gives -0.0) and -1.0 (max gives -0.0).
+    zeros = np.array([0.0, -0.0, 5.0, np.nan, 1.0, -1.0], np.float32)
+    index = np.array([0, 0, 1, 1, 2, 3, 2, 4, 5])
+    updates = np.array([-0.0, 0.0, 0.0, -0.0, np.nan, 1.0, -0.0, -0.0, -0.0], np.float32)
     for reduction in ("min", "max"):
         for init in (0, 1):
             for dtype in (np.float32, np.float64):
