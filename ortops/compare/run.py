@@ -122,11 +122,22 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         runner = Runner(path, runtime_settings, {"external_dir": os.fspath(path.parent.resolve())}, timeout,
                         pathlib.Path(tmp))
 
-        def probe(m, names):  # the conditions of If nodes, from the first runtime
-            # Only there: another runtime's conditions could lift a branch the first runtime
-            # never takes for these inputs, and it would then run a model that is not the user's.
-            result = runner.run(runtimes[0], model_mod.expose(m, names), feed)
-            return (result.outputs, "") if result.status == "ok" else ({}, f"{runtimes[0]} {result.status}: {result.detail}")
+        def probe(m, names):  # the conditions of If nodes, where every runtime computes the same
+            # A branch is lifted into the model every runtime then runs: lifting one that some
+            # runtime does not take for these inputs would run a model that is not the user's.
+            results = {runtime: runner.run(runtime, model_mod.expose(m, names), feed) for runtime in runtimes}
+            failed = [f"{name} {r.status}: {r.detail}" for name, r in results.items() if r.status != "ok"]
+            if failed or not results:
+                return {}, "; ".join(failed) or "no runtime to run"
+            values, disagree = {}, []
+            for name in names:
+                seen = {runtime: np.asarray(r.outputs.get(name)).tolist() for runtime, r in results.items()}
+                if len({repr(v) for v in seen.values()}) == 1:
+                    values[name] = results[runtimes[0]].outputs[name]
+                else:
+                    disagree.append(f"the runtimes disagree on {name!r}: "
+                                    + ", ".join(f"{runtime} {v}" for runtime, v in seen.items()))
+            return values, "; ".join(disagree)
 
         lifted = model_mod.lift_branches(model, audit.is_audited, probe, known=feed)
         model = lifted.model

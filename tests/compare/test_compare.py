@@ -220,3 +220,46 @@ def test_an_if_condition_comes_from_the_first_runtime_only(tmp_path):
     assert report["lifted"] == [] and report["unobserved"], report["lifted"]
     for unobserved in report["unobserved"]:
         assert unobserved["reason"].endswith(f"could not be computed for these inputs (onnxruntime failed: {ort['detail']})")
+
+
+def test_an_if_is_lifted_only_where_every_runtime_takes_the_same_branch(tmp_path):
+    """compare lifts an If's branch into the model every runtime runs: only where every runtime
+    computes the same condition. OpenVINO narrows int64 to int32, so sel = 2**32 makes
+    Greater(sel, 0) true in ORT and (observed) false there: each runtime must run its own branch."""
+    ov = pytest.importorskip("openvino")
+    import onnxruntime as ort
+
+    def branch(name, largest):
+        node = helper.make_node("TopK", ["x", "k"], [f"{name}_v", f"{name}_i"], axis=1, largest=largest, name=name)
+        return helper.make_graph([node], name, [], [helper.make_tensor_value_info(f"{name}_v", TensorProto.FLOAT, None),
+                                                    helper.make_tensor_value_info(f"{name}_i", TensorProto.INT64, None)])
+
+    value = helper.make_tensor_value_info
+    condition = helper.make_node("Greater", ["sel", "zero"], ["cond"])
+    choose = helper.make_node("If", ["cond"], ["v", "i"], name="if", then_branch=branch("top", 1),
+                              else_branch=branch("bottom", 0))
+    graph = helper.make_graph([condition, choose], "g", [value("sel", TensorProto.INT64, []),
+                                                         value("x", TensorProto.FLOAT, [2, 4])],
+                              [value("v", TensorProto.FLOAT, None), value("i", TensorProto.INT64, None)],
+                              initializer=[onnx.numpy_helper.from_array(np.array(0, np.int64), "zero"),
+                                           onnx.numpy_helper.from_array(np.array([2], np.int64), "k")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    path = tmp_path / "if.onnx"
+    onnx.save(model, path)
+    just_condition = onnx.ModelProto()
+    just_condition.CopyFrom(model)
+    del just_condition.graph.node[1:], just_condition.graph.input[1:], just_condition.graph.output[:]
+    just_condition.graph.output.append(value("cond", TensorProto.BOOL, []))
+    x = np.array([[3, 1, 2, 0], [5, -1, 4, 0]], np.float32)
+    for sel in (1, 2 ** 32):
+        feed = {"sel": np.array(sel, np.int64), "x": x}
+        in_ort = bool(ort.InferenceSession(just_condition.SerializeToString()).run(None, {"sel": feed["sel"]})[0])
+        compiled = ov.Core().compile_model(ov.Core().read_model(just_condition.SerializeToString(), b""), "CPU")
+        in_openvino = bool(np.asarray(compiled([feed["sel"]])[0]))
+        report = compare(path, inputs=feed, runtimes=["onnxruntime", "openvino"])
+        if in_ort == in_openvino:
+            assert report["lifted"] == [{"node": "if", "branch": "then_branch" if in_ort else "else_branch"}]
+        else:  # each runtime ran its own branch of the user's model: their answers differ
+            assert report["lifted"] == [], report["lifted"]
+            assert any("the runtimes disagree on 'cond'" in u["reason"] for u in report["unobserved"])
+            assert report["summary"]["unexplained"] > 0
