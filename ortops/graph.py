@@ -76,12 +76,20 @@ def inline_functions(model: onnx.ModelProto,
     input types are the caller's, and two calls may differ in both. ORT inlines functions
     anyway; onnx's inliner names an inlined node after the function's node (``top_k`` becomes
     ``top_k__1``), so errors still name it. The domains the functions import are added to the
-    model's imports (the inliner does not): ``model`` is changed there.
+    model's imports, and a function's attribute defaults to the calls that leave them out (the
+    inliner does neither): ``model`` is changed there.
     """
     if not any(wanted(n) for f in model.functions for g in graphs(f) for n in g.node):
         return model
     import onnx.inliner
 
+    # A call that leaves out an attribute with a default (attribute_proto) gets the default
+    # written out: onnx's inliner drops such an attribute from the nodes that refer to it.
+    defaults = {(f.domain, f.name): f.attribute_proto for f in model.functions}
+    for graph in model_graphs(model):
+        for node in graph.node:
+            given = {a.name for a in node.attribute}
+            node.attribute.extend(d for d in defaults.get((node.domain, node.op_type), ()) if d.name not in given)
     imported = {o.domain for o in model.opset_import}
     for function in model.functions:
         for opset in function.opset_import:

@@ -336,9 +336,12 @@ class OpSpec:
                 integer = isinstance(value, numbers.Integral) and not isinstance(value, bool)  # np.int64 too
                 if not integer and not (isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value)):
                     fail(f"attribute {attr.name}={value!r} is not an integer; it must be {attr.valid_range()}")
-                value = int(value)
-                if not -2 ** 63 <= value < 2 ** 63:
-                    fail(f"attribute {attr.name}={value} does not fit int64, ONNX's integer attribute; it must be "
+                # A digit string is measured before int(), which refuses one of over 4,300 digits.
+                too_long = isinstance(value, str) and len(value.lstrip("-").lstrip("0")) > 19
+                value = value if too_long else int(value)
+                if too_long or not -2 ** 63 <= value < 2 ** 63:
+                    shown = f"{value[:20]}... ({len(value)} characters)" if too_long else value
+                    fail(f"attribute {attr.name}={shown} does not fit int64, ONNX's integer attribute; it must be "
                          f"{attr.valid_range()}")
             if attr.kind == "int" and attr.minimum is not None and value < attr.minimum:
                 fail(f"attribute {attr.name}={value} must be {attr.valid_range()}")

@@ -116,11 +116,13 @@ def test_an_integer_attribute_is_any_integer_in_int64():
     """NumPy integers and digit strings are integers; a bool, a non-ASCII digit and a value
     beyond int64 (ONNX's integer attribute) are OpErrors naming the value."""
     base = {"mode": "max", "sort": "value"}
-    for value, want in ((np.int64(-1), -1), (np.int32(1), 1), ("-2", -2), (2 ** 63 - 1, 2 ** 63 - 1)):
+    for value, want in ((np.int64(-1), -1), (np.int32(1), 1), ("-2", -2), (2 ** 63 - 1, 2 ** 63 - 1),
+                        ("0" * 30 + "7", 7)):
         assert TOP_K.parse_attributes({**base, "axis": value})["axis"] == want
     for value, message in ((True, "axis=True is not an integer"), (np.bool_(True), "is not an integer"),
                            ("\u00b2", "axis='\u00b2' is not an integer"), (1.0, "axis=1.0 is not an integer"),
-                           (2 ** 70, f"axis={2 ** 70} does not fit int64"), (-(2 ** 63) - 1, "does not fit int64")):
+                           (2 ** 70, f"axis={2 ** 70} does not fit int64"), (-(2 ** 63) - 1, "does not fit int64"),
+                           ("9" * 5000, r"axis=9{20}\.\.\. \(5000 characters\) does not fit int64")):
         with pytest.raises(OpError, match=message) as info:
             TOP_K.parse_attributes({**base, "axis": value})
         assert info.value.kind == "attribute"

@@ -282,6 +282,32 @@ print("alive")
     assert got["bad"]["outcome"] == "OpError" and "node 'fn_top_k" in got["bad"]["message"], got["bad"]
 
 
+@pytest.mark.parametrize("given", [None, "value"])
+def test_a_function_attribute_default_reaches_the_inlined_node(given):
+    """A function whose TopK takes sort from the function's attribute, which has a default
+    (attribute_proto): a call that leaves it out gets the default (onnx's inliner dropped it,
+    and every path raised "required attribute 'sort' is missing"); a call that sets it, its own."""
+    import ortops
+    from onnx import helper
+
+    model = cf.function_top_k(mode_from_caller="max")
+    function, call = model.functions[0], model.graph.node[0]
+    node = function.node[0]
+    for i, attribute in enumerate(node.attribute):
+        if attribute.name == "sort":
+            node.attribute[i].CopyFrom(helper.make_attribute_ref("sort", onnx.AttributeProto.STRING))
+    function.attribute_proto.append(helper.make_attribute("sort", "index"))
+    if given:
+        call.attribute.append(helper.make_attribute("sort", given))
+    data, k = np.array([[1, 3, 2, 3, 0]], np.float32), np.array([3])
+    want = _top_k(data, 3) if given else (np.array([[3, 2, 3]], np.float32), np.array([[1, 2, 3]]))
+    for path in ("pyop", "lowered", "auto"):
+        got = ortops.InferenceSession(model, path=path).run(None, {"data": data, "k": k})
+        assert [g.tolist() for g in got] == [w.tolist() for w in want], (path, got)
+    lowered, report = ortops.lower(model, fallback="none")
+    assert report.standalone and report.lowered, report
+
+
 def test_float16_and_i64_inside_control_flow_are_carried():
     """float16 data in If branches (Cast around the bridge), int64 indices in a Loop body
     (TopK_i64): the same rewrites as at top level."""
