@@ -278,8 +278,10 @@ def _raise_pending_interrupt() -> None:
     try:
         if isinstance(interrupt, runtime.Interrupt):
             runtime.deliver(interrupt.signum)  # the original handler: KeyboardInterrupt, SystemExit...
-        else:
-            raise interrupt
+            # Its handler returned: the op it stopped gave empty outputs, which must not pass for a result.
+            raise InterruptedError(f"signal {interrupt.signum} stopped an op; its handler returned without "
+                                   "raising, so the run has no outputs")
+        raise interrupt
     finally:
         del interrupt  # no reference cycle through this frame
 
@@ -308,6 +310,7 @@ def _interrupted(exc: BaseException) -> None:
 
         signum = signal.SIGINT
     if signum is not None:
+        logger.error("signal %s stopped an op, which returned empty outputs; the signal is delivered again", signum)
         runtime.redeliver(signum)
     else:
         logger.error("%s raised inside an op cannot be re-raised on the raw path (the op returned empty outputs)",

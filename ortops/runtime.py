@@ -227,10 +227,16 @@ def _guard(signum: int, frame) -> None:
 
 
 def deliver(signum: int, frame=None) -> None:
-    """Run the handler the signal had before :func:`guard_signals` wrapped it."""
+    """Run the handler the signal had before :func:`guard_signals` wrapped it. A handler that
+    chains to the one it replaced, which may be ours, ends the chain here: SIGINT's default."""
     original = _originals.get(signum)
-    if callable(original):
-        original(signum, frame if frame is not None else sys._getframe(1))
+    delivering = getattr(_state, "delivering", frozenset())
+    if callable(original) and signum not in delivering:
+        _state.delivering = delivering | {signum}
+        try:
+            original(signum, frame if frame is not None else sys._getframe(1))
+        finally:
+            _state.delivering = delivering
     elif signum == signal.SIGINT:
         raise KeyboardInterrupt
 

@@ -602,6 +602,8 @@ class InferenceSession:
         except OpError:
             raise
         except Exception as exc:  # noqa: BLE001 - re-raised below unless the PyOp path names an OpError
+            if not _from_ort(exc):  # e.g. a signal handler's: raised as it is, nothing re-run
+                raise
             if method == "run_with_iobinding":  # re-run from the binding's remembered inputs
                 feed = getattr(args[0], "replayable", lambda: None)()  # None: bound by pointer
                 method, args = "run_with_ort_values", (None, feed, None)
@@ -657,6 +659,12 @@ class InferenceSession:
         if name.startswith("_"):  # not made yet (a failed __init__): no recursion through _session
             raise AttributeError(name)
         return getattr(self._session, name)
+
+
+def _from_ort(exc: Exception) -> bool:
+    """Whether ``exc`` is ONNX Runtime's own failure: an exception of its C++ bindings, or the
+    ``RuntimeError`` its Python wrapper raises for ``run_with_iobinding``."""
+    return type(exc).__module__.startswith("onnxruntime") or type(exc) is RuntimeError
 
 
 def _binding_class():

@@ -110,3 +110,71 @@ for attempt in range(2):                          # and the session still works 
 """, timeout=60)
     assert child.status == 0, child.describe()
     assert child.lines()[-2:] == ["KeyboardInterrupt", "KeyboardInterrupt"], child.describe()
+
+
+def test_a_handler_that_returns_makes_the_run_fail_not_return_empty_outputs():
+    """A handler that does not raise (it counts, or asyncio's cancels its task): the op it
+    stopped gave empty outputs, so the session raises InterruptedError instead of returning
+    them; the handler ran once."""
+    child = run_child(SETUP + """
+calls = []
+signal.signal(signal.SIGUSR1, lambda signum, frame: calls.append(signum))
+""" + PATHS["session"] + """
+send_soon(signal.SIGUSR1)
+try:
+    print("RETURNED", [o.shape for o in run()])
+except InterruptedError as exc:
+    print("InterruptedError", len(calls), exc)
+""", timeout=60)
+    assert child.status == 0, child.describe()
+    assert child.lines()[-1].startswith("InterruptedError 1 signal"), child.describe()
+
+
+def test_a_handler_that_chains_to_the_one_it_replaced_ends_in_keyboard_interrupt():
+    """The user's SIGINT handler calls the one it replaced (ortops' guard); a later session
+    wraps the user's handler in turn. Ctrl-C then ran the two in a circle (RecursionError);
+    the chain now ends in SIGINT's default, KeyboardInterrupt, with the user's handler run once."""
+    child = run_child(SETUP + PATHS["session"] + """
+calls = []
+replaced = signal.getsignal(signal.SIGINT)
+def chained(signum, frame):
+    calls.append(signum)
+    replaced(signum, frame)
+signal.signal(signal.SIGINT, chained)
+second = ortops.InferenceSession(model, path="pyop")
+for interrupt in (lambda: signal.raise_signal(signal.SIGINT), lambda: (send_soon(signal.SIGINT), run())):
+    calls.clear()
+    try:
+        interrupt()
+        print("NO INTERRUPT")
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", len(calls))
+    except RecursionError:
+        print("RecursionError")
+""", timeout=60)
+    assert child.status == 0, child.describe()
+    assert child.lines()[-2:] == ["KeyboardInterrupt 1", "KeyboardInterrupt 1"], child.describe()
+
+
+def test_a_handlers_exception_in_a_lowered_session_is_raised_without_a_re_run():
+    """path="auto" lowers the TopK. A signal handler's TimeoutError during a run came back only
+    after the call was re-run on the PyOp path (as for an ORT failure), or was lost to that
+    path's OpError; it is raised as it is, and no PyOp-path session is made."""
+    child = run_child(SETUP + """
+def on_alarm(signum, frame):
+    raise TimeoutError("alarm")
+signal.signal(signal.SIGALRM, on_alarm)
+lowered = ortops.InferenceSession(model)          # auto: the TopK is lowered
+big = {"data": np.random.default_rng(0).standard_normal((64, 400000)).astype(np.float32), "k": np.array([99])}
+signal.setitimer(signal.ITIMER_REAL, 0.02)
+try:
+    for _ in range(200):
+        lowered.run(None, big)
+    print("NO ALARM")
+except TimeoutError as exc:
+    print("TimeoutError", lowered._pyop is None)
+except ValueError as exc:
+    print("OpError", exc)
+""", timeout=120)
+    assert child.status == 0, child.describe()
+    assert child.lines()[-1] == "TimeoutError True", child.describe()
