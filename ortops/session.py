@@ -501,8 +501,10 @@ class InferenceSession:
         # Every ortops node lowered: nothing for prepare_model to check or rewrite.
         ours = any(n.domain in DOMAINS for body in model_graphs(lowered) for n in body.node)
         self.model = _prepare(lowered, unwidened, info) if ours else lowered
-        # For a call that fails on a lowered node: the PyOp path's session, made when needed.
-        self._source = model if self.lowered_nodes else None
+        # For a call that fails on a lowered node: the PyOp path's session, made when needed
+        # (from a path made absolute now: the working directory may change meanwhile).
+        source = os.path.abspath(model) if isinstance(model, (str, os.PathLike)) else model
+        self._source = source if self.lowered_nodes else None
         self._providers, self._pyop = providers, None
         # Nodes of domains ORT does not know itself (ortops' PyOps, others' custom ops) need the
         # extensions library and the bridge's error capture; without them, a plain session.

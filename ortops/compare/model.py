@@ -64,6 +64,14 @@ def load(path) -> onnx.ModelProto:
         raise ModelError(f"{path} is not an ONNX model ({type(exc).__name__}: {exc})".strip()) from None
     if not model.graph.node and not model.graph.output:
         raise ModelError(f"{path} is not an ONNX model (no graph)")
+    from onnx.external_data_helper import ExternalDataInfo
+
+    for tensor in external_tensors(model):  # checked now: a runtime would fail on it, the audit raise
+        data = ExternalDataInfo(tensor)
+        file, end = path.parent / data.location, (data.offset or 0) + (data.length or 0)
+        if not file.is_file() or file.stat().st_size < end:
+            raise ModelError(f"{path}: the external data of tensor {tensor.name!r} ({data.location}, {end} bytes) "
+                             "is missing or shorter")
     return model
 
 

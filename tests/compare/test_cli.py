@@ -136,3 +136,25 @@ def test_one_progress_line_per_finished_runtime_also_off_a_terminal(tmp_path, ca
     assert done[0].startswith("done onnxruntime: ok in ")
     assert cli.main([*args, "--no-progress"]) == 0
     assert not [line for line in capsys.readouterr().out.splitlines() if line.startswith("done ")]
+
+
+@pytest.mark.parametrize("damage", ["missing", "shorter"])
+def test_external_data_that_is_missing_or_shorter_is_exit_2(tmp_path, capsys, damage):
+    """Found when the model is read, in one line; it was a traceback from the audit, exit 1."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = numpy_helper.from_array(np.arange(4096, dtype=np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4096])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4096])], [weights])
+    path = tmp_path / "model.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path,
+              save_as_external_data=True, location="weights.bin", size_threshold=0)
+    data = tmp_path / "weights.bin"
+    if damage == "missing":
+        data.unlink()
+    else:
+        data.write_bytes(data.read_bytes()[:1000])
+    assert _compare(str(path), "--out", str(tmp_path / "r"), "--runtimes", "onnxruntime", "reference") == 2
+    assert "the external data of tensor 'w' (weights.bin, 16384 bytes) is missing or shorter" in _one_line(capsys)

@@ -400,3 +400,16 @@ def test_nodes_in_model_local_functions_are_lowered(standard):
     want = reference.top_k(data, 3, axis=1, mode="min", sort="value", stable=1, index_element_type="i64")  # ONNX's too
     for values, indices in (got[:2], got[2:]):
         assert_identical(values, want.values) and assert_identical(indices, want.indices)
+
+
+def test_a_session_from_a_relative_path_keeps_its_op_error_after_chdir(tmp_path, monkeypatch):
+    """The PyOp path's session, made on the first failing call, is read from the path made
+    absolute when the session was created (it was read relative to the new directory)."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    onnx.save(builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="value"), folder / "m.onnx")
+    monkeypatch.chdir(folder)
+    session = ortops.InferenceSession("m.onnx", path="lowered")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ortops.OpError, match=r"k=9 is outside \[1, 3\]"):
+        session.run(None, {"data": np.zeros((2, 3), np.float32), "k": np.array([9])})
