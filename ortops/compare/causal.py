@@ -147,12 +147,14 @@ class _Checks(NamedTuple):
             return {name: Causal("not-run", labels, baseline, f"the cut model did not run in {baseline}: "
                                  f"{result.status}: {result.detail}") for name in names}
         recomputed = dict(result.outputs)
-        # The baseline's values in the cut run, a recomputed node's own output under its name: its audit again.
+        # The baseline's values in the cut run, a recomputed node's own output under its name: its
+        # audit again. Only its own: a node after it read the cut value, not that recomputation.
         own = {n[:-len(RECOMPUTED)]: v for n, v in recomputed.items() if n.endswith(RECOMPUTED)}
-        rejudge = {**cut, **recomputed, **own}
-        for node in audit.audit_nodes(self.model, [r.node for r in upstream], self.feed,
-                                      {baseline: rejudge, runtime: other}, baseline, atol=self.atol, rtol=self.rtol,
-                                      base_dir=self.base_dir):
+        rejudged = (node for r in upstream for node in audit.audit_nodes(
+            self.model, [r.node], self.feed, {baseline: {**cut, **recomputed, **{n: own[n] for n in r.node.outputs
+                                                                                 if n in own}}, runtime: other},
+            baseline, atol=self.atol, rtol=self.rtol, base_dir=self.base_dir))
+        for node in rejudged:
             if node.status not in ("agree", "explained"):
                 why = "its inputs still differ" if node.status == "upstream" else f"{node.status}: {node.detail}"
                 trace = {"node": node.node.name, "op": model_mod.op_name(node.node), "detail": node.detail}

@@ -114,3 +114,19 @@ def many_top_k(path, count: int = 90) -> str:
                                helper.make_tensor_value_info("values", TensorProto.FLOAT, None)],
                               [helper.make_tensor("k", TensorProto.INT64, [1], [5])])
     return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=IR), path)
+
+
+def tie_scatter_chain(path) -> str:
+    """``x -> TopK(k=8) -> ScatterElements(add) -> TopK(k=8) -> ScatterElements(add) -> out``: a tie
+    at the first TopK travels through three audited nodes, each reading the one before it."""
+    nodes = [helper.make_node("Sub", ["x", "x"], ["zeros"], name="zeros")]
+    source = "x"
+    for i, suffix in enumerate(("", "2")):
+        nodes += [helper.make_node("TopK", [source, "k"], [f"v{i}", f"i{i}"], axis=-1, name=f"topk{suffix}"),
+                  helper.make_node("ScatterElements", ["zeros", f"i{i}", f"v{i}"], [f"s{i}"], axis=1, reduction="add",
+                                   name=f"scatter{suffix}")]
+        source = f"s{i}"
+    graph = helper.make_graph(nodes, "tie_scatter_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 16])],
+                              [helper.make_tensor_value_info("s1", TensorProto.FLOAT, None)],
+                              [helper.make_tensor("k", TensorProto.INT64, [1], [8])])
+    return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=IR), path)
