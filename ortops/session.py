@@ -607,7 +607,7 @@ class InferenceSession:
             if not _from_ort(exc):  # e.g. a signal handler's: raised as it is, nothing re-run
                 raise
             if method == "run_with_iobinding":  # re-run from the binding's remembered inputs
-                feed = getattr(args[0], "replayable", lambda: None)()  # None: bound by pointer
+                feed = getattr(args[0], "replayable", lambda: None)()  # None: bound on another device
                 method, args = "run_with_ort_values", (None, feed, None)
             else:
                 feed, args = args[1], (*args, run_options)

@@ -150,10 +150,11 @@ class _Checks(NamedTuple):
         # The baseline's values in the cut run, a recomputed node's own output under its name: its
         # audit again. Only its own: a node after it read the cut value, not that recomputation.
         own = {n[:-len(RECOMPUTED)]: v for n, v in recomputed.items() if n.endswith(RECOMPUTED)}
-        rejudged = (node for r in upstream for node in audit.audit_nodes(
-            self.model, [r.node], self.feed, {baseline: {**cut, **recomputed, **{n: own[n] for n in r.node.outputs
-                                                                                 if n in own}}, runtime: other},
-            baseline, atol=self.atol, rtol=self.rtol, base_dir=self.base_dir))
+        rejudged = []
+        for r in upstream:
+            values = {**cut, **recomputed, **{n: own[n] for n in r.node.outputs if n in own}}
+            rejudged += audit.audit_nodes(self.model, [r.node], self.feed, {baseline: values, runtime: other},
+                                          baseline, atol=self.atol, rtol=self.rtol, base_dir=self.base_dir)
         for node in rejudged:
             if node.status not in ("agree", "explained"):
                 why = "its inputs still differ" if node.status == "upstream" else f"{node.status}: {node.detail}"

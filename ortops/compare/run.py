@@ -125,7 +125,8 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         def probe(m, names):  # the conditions of If nodes, where every runtime computes the same
             # A branch is lifted into the model every runtime then runs: lifting one that some
             # runtime does not take for these inputs would run a model that is not the user's.
-            results = {runtime: runner.run(runtime, model_mod.expose(m, names), feed) for runtime in runtimes}
+            exposed = model_mod.expose(m, names)  # once: a copy of the model and a shape inference
+            results = {runtime: runner.run(runtime, exposed, feed) for runtime in runtimes}
             failed = [f"{name} {r.status}: {r.detail}" for name, r in results.items() if r.status != "ok"]
             if failed or not results:
                 return {}, "; ".join(failed) or "no runtime to run"
