@@ -198,7 +198,7 @@ def test_k_outside_the_axis_explains_a_runtime_that_refuses_it(tmp_path):
     assert ort["causal"]["status"] == "passed" and ort["causal"]["cut"] == ["too_many"], ort["causal"]
 
 
-def test_an_if_condition_comes_from_the_first_runtime_only(tmp_path):
+def test_an_if_whose_condition_a_runtime_cannot_compute_stays(tmp_path):
     """A guarded model (``ortops.lower``) fed k = 2**32 + 2: in ORT its check fails and the PyOp
     branch raises OpError. A condition taken from another runtime (OpenVINO narrows int64 to
     int32, so k passes there as 2) would lift the composed branch, and ORT would then run a
@@ -219,7 +219,9 @@ def test_an_if_condition_comes_from_the_first_runtime_only(tmp_path):
     assert ort["status"] == "failed" and "k=4294967298 is outside [1, 5]" in ort["detail"], ort
     assert report["lifted"] == [] and report["unobserved"], report["lifted"]
     for unobserved in report["unobserved"]:
-        assert unobserved["reason"].endswith(f"could not be computed for these inputs (onnxruntime failed: {ort['detail']})")
+        # OpenVINO's own outcome (it narrows k, observed) may join ORT's in the reason
+        assert "could not be computed for these inputs (" in unobserved["reason"], unobserved
+        assert f"onnxruntime failed: {ort['detail']}" in unobserved["reason"], unobserved
 
 
 def test_an_if_is_lifted_only_where_every_runtime_takes_the_same_branch(tmp_path):
