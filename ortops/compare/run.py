@@ -126,7 +126,8 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
             # A branch is lifted into the model every runtime then runs: lifting one that some
             # runtime does not take for these inputs would run a model that is not the user's.
             exposed = model_mod.expose(m, names)  # once: a copy of the model and a shape inference
-            results = {runtime: runner.run(runtime, exposed, feed) for runtime in runtimes}
+            with runner.saved(exposed) as run:
+                results = {runtime: run(runtime, feed) for runtime in runtimes}
             failed = [f"{name} {r.status}: {r.detail}" for name, r in results.items() if r.status != "ok"]
             if failed or not results:
                 return {}, "; ".join(failed) or "no runtime to run"
@@ -146,16 +147,17 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         exposed = [model_mod.AuditedNode.of(i, n) for i, n in enumerate(model.graph.node)] if trace else nodes
         audited = model_mod.expose(model, [n for node in exposed for n in (*node.inputs, *node.outputs)])
         results: dict[str, RuntimeResult] = {}
-        for runtime in runtimes:
-            tell(Step(runtime, False))
-            results[runtime] = runner.run(runtime, audited, feed)
-            if results[runtime].status == "failed" and len(audited.graph.output) > len(model.graph.output):
-                # The exposed tensors may be what the runtime refuses: retry on the model as it is.
-                retry = runner.run(runtime, model, feed)
-                if retry.status == "ok":
-                    results[runtime] = retry._replace(
-                        detail="ran without the audited tensors exposed: " + results[runtime].detail)
-            tell(Step(runtime, True, results[runtime].status, results[runtime].seconds))
+        with runner.saved(audited) as run:
+            for runtime in runtimes:
+                tell(Step(runtime, False))
+                results[runtime] = run(runtime, feed)
+                if results[runtime].status == "failed" and len(audited.graph.output) > len(model.graph.output):
+                    # The exposed tensors may be what the runtime refuses: retry on the model as it is.
+                    retry = runner.run(runtime, model, feed)
+                    if retry.status == "ok":
+                        results[runtime] = retry._replace(
+                            detail="ran without the audited tensors exposed: " + results[runtime].detail)
+                tell(Step(runtime, True, results[runtime].status, results[runtime].seconds))
         tell(Step("compare", False))
         compared = time.perf_counter()
         ran = {name: r.outputs for name, r in results.items() if r.status == "ok"}

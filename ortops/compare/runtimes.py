@@ -8,10 +8,11 @@ installed ``missing``, one that refuses the model ``failed``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -168,10 +169,16 @@ class Runner(NamedTuple):
     timeout: float | None
     directory: pathlib.Path
 
-    def run(self, runtime: str, model: onnx.ModelProto, feed: Mapping[str, np.ndarray]) -> RuntimeResult:
+    @contextlib.contextmanager
+    def saved(self, model: onnx.ModelProto) -> Iterator[Callable[[str, Mapping[str, np.ndarray]], RuntimeResult]]:
+        """``model`` written once while the block runs: yields ``run(runtime, feed)``."""
         path = model_mod.save(model, self.source, self.directory)
         try:  # the model may be written next to the source's external data, outside the folder
-            return run_in_child(runtime, path, feed, self.settings.get(runtime, {}), self.context,
-                                timeout=self.timeout)
+            yield lambda runtime, feed: run_in_child(runtime, path, feed, self.settings.get(runtime, {}),
+                                                     self.context, timeout=self.timeout)
         finally:
             path.unlink(missing_ok=True)
+
+    def run(self, runtime: str, model: onnx.ModelProto, feed: Mapping[str, np.ndarray]) -> RuntimeResult:
+        with self.saved(model) as run:
+            return run(runtime, feed)

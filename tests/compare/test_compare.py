@@ -41,6 +41,19 @@ def test_reference_agrees_with_ortops_in_onnxruntime_on_the_same_model(tmp_path)
     assert [n["status"] for n in report["nodes"]] == ["agree"]
 
 
+def test_each_model_is_written_once_for_all_runtimes(tmp_path, monkeypatch):
+    """A model with large weights costs a write per save: the runtimes share one."""
+    from ortops.compare import model as model_mod
+
+    written = []
+    save = model_mod.save
+    monkeypatch.setattr(model_mod, "save", lambda model, *a: written.append(model) or save(model, *a))
+    path = models.tie_chain(tmp_path / "ties.onnx")
+    report = compare(path, inputs={"x": models.tie_heavy((8, 16))}, runtimes=["onnxruntime", "reference"])
+    assert {o["verdict"] for o in report["outputs"]} == {"match"}
+    assert len(written) == 1
+
+
 def test_a_genuine_difference_is_unexplained_and_traced_to_its_node(tmp_path):
     """onnx's ReferenceEvaluator applies BatchNormalization-9's momentum as if training (batch
     statistics); ORT uses the running statistics. Nothing in ortops' table explains that."""
