@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+from onnx.external_data_helper import ExternalDataInfo
 
 from . import bridge, dtypes, runtime
 from .builder.schemas import SCHEMA_VERSION, register_schemas
@@ -394,6 +395,24 @@ def _load(model) -> tuple[onnx.ModelProto, str | None]:
     return loaded, os.path.dirname(path) if any(external_tensors(loaded)) else None
 
 
+def _identities(files) -> dict[str, tuple | None]:
+    """Each of ``files`` with its inode, size and modification time (None: missing)."""
+    return {f: _identity(f) for f in files}
+
+
+def _identity(path: str) -> tuple | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _changed(identities: dict[str, tuple | None]) -> str | None:
+    """The first file of ``identities`` (:func:`_identities`) changed, moved or removed since."""
+    return next((f for f, seen in identities.items() if _identity(f) != seen), None)
+
+
 def _parallel(options) -> bool:
     """Whether ORT runs a session with ``options`` on two intra-op threads or more: their thread
     count, or ORT's default (0: one per core) on a machine with more than one (logical) core."""
@@ -485,7 +504,11 @@ class InferenceSession:
 
     A session with lowered nodes keeps a reference to ``model`` (not a copy): when a call fails
     on a lowered node it makes a PyOp-path session of it, once, and re-runs the call there for
-    the op's :class:`OpError` (see :data:`ortops.lowering.ERRORS_TRANSLATED`).
+    the op's :class:`OpError` (see :data:`ortops.lowering.ERRORS_TRANSLATED`). Given a path, it
+    reads the file again then; if that file or its external data changed since, ORT's error is
+    raised as it is, with a note saying so. A process forked from the one that made the session
+    makes its own ORT session on first use, reading the external data again: if a data file
+    changed, was moved or removed since, ``run`` there raises ``RuntimeError`` naming it.
     """
 
     def __init__(self, model, sess_options=None, providers: Sequence[str] | None = None, *, path: str = "auto",
@@ -505,6 +528,10 @@ class InferenceSession:
         # (from a path made absolute now: the working directory may change meanwhile).
         source = os.path.abspath(model) if isinstance(model, (str, os.PathLike)) else model
         self._source = source if self.lowered_nodes else None
+        # Files read again: the weights by a forked child's ORT session, the model too by the PyOp re-run.
+        self._weights = _identities(dict.fromkeys(os.path.join(folder, ExternalDataInfo(t).location)
+                                                  for t in external_tensors(loaded)) if folder else ())
+        self._model_file = _identities([source] if self._source is not None and isinstance(source, str) else ())
         self._providers, self._pyop = providers, None
         # Nodes of domains ORT does not know itself (ortops' PyOps, others' custom ops) need the
         # extensions library and the bridge's error capture; without them, a plain session.
@@ -557,6 +584,10 @@ class InferenceSession:
         The parent's session stays referenced, never destroyed (``ortops.runtime``, Fork)."""
         if self._pid != os.getpid():
             runtime.abandon(self._ort)
+            if changed := _changed(self._weights):
+                raise RuntimeError(f"ortops: {changed} changed after this InferenceSession was made, in process "
+                                   f"{self._pid}: this forked process would make its ORT session from the file as "
+                                   "it is now; make the InferenceSession again here")
             self._ort, self._pid = self._create(), os.getpid()
         return self._ort
 
@@ -612,6 +643,10 @@ class InferenceSession:
             else:
                 feed, args = args[1], (*args, run_options)
             if self._source is None or feed is None:
+                raise
+            if self._pyop is None and (changed := _changed({**self._model_file, **self._weights})):
+                exc.add_note(f"ortops: not re-run on the PyOp path for an OpError: {changed} changed after "
+                             "the session was made")
                 raise
             failure = exc.with_traceback(None)
         try:

@@ -10,10 +10,14 @@ about 2 s (ORT maps the data file), so it is not marked slow.
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
+import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
+
+import ortops
 
 from child_process import run_child
 from ortops import builder
@@ -86,3 +90,67 @@ print(json.dumps({"values": values.tolist(), "indices": indices.tolist(), "error
     assert "TopK node 'top_k': k=4 is outside [1, 3]" in got["error"], got
     assert got["external"] and got["model_bytes"] < 10_000, got
     print("session creation", round(got["created_s"], 2), "s, peak RSS", round(got["peak_rss_mib"]), "MiB")
+
+
+def _write_small_model(folder, weights: np.ndarray):
+    """folder/small.onnx, whose 'weights' (float32 [1, 3]) are in folder/small.bin: data + weights,
+    then an ortops TopK (lowered by the session, its check of k left to ORT's TopK)."""
+    nodes = [helper.make_node("Add", ["data", "weights"], ["sum"]),
+             helper.make_node("TopK", ["sum", "k"], ["values", "indices"], name="top_k", domain=OPENVINO_DOMAIN,
+                              axis=-1, mode="max", sort="value", stable=1, index_element_type="i64")]
+    graph = helper.make_graph(
+        nodes, "small", [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 3]),
+                         helper.make_tensor_value_info("k", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("values", TensorProto.FLOAT, [1, None]),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, [1, None])],
+        initializer=[numpy_helper.from_array(weights.astype(np.float32), "weights")])
+    model = helper.make_model(graph, ir_version=builder.IR_VERSION,
+                              opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(OPENVINO_DOMAIN, 1)])
+    onnx.save(model, folder / "small.onnx", save_as_external_data=True, location="small.bin", size_threshold=0)
+    return folder / "small.onnx"
+
+
+def test_a_forked_child_refuses_external_data_rewritten_since_the_session(tmp_path):
+    """A forked child makes its own ORT session, which reads the weights file again: rewritten
+    since, it would compute with other weights than its parent's session."""
+    path = _write_small_model(tmp_path, np.array([[0, 0, 10]]))
+    child = run_child("""
+import multiprocessing, time
+import numpy as np, ortops
+session = ortops.InferenceSession(MODEL)
+feed = {"data": np.array([[1, 2, 3]], np.float32), "k": np.array([1])}
+print("parent", session.run(None, feed)[1].tolist())
+time.sleep(0.05)  # past the file system's time stamp resolution
+np.array([[10, 0, 0]], np.float32).tofile(DATA)  # other weights where the model reads them
+
+def child(queue):
+    try:
+        queue.put(("ran", session.run(None, feed)[1].tolist()))
+    except RuntimeError as exc:
+        queue.put(("refused", str(exc)))
+
+context = multiprocessing.get_context("fork")
+queue = context.Queue()
+process = context.Process(target=child, args=(queue,))
+process.start()
+print(*queue.get(timeout=60))
+process.join(60)
+""".replace("MODEL", repr(str(path))).replace("DATA", repr(str(tmp_path / "small.bin"))), timeout=120)
+    assert child.status == 0, child.describe()
+    assert child.lines()[0] == "parent [[2]]", child.describe()
+    assert child.lines()[1].startswith("refused ") and "small.bin changed" in child.lines()[1], child.describe()
+
+
+def test_a_model_file_rewritten_since_the_session_is_not_re_run_for_an_op_error(tmp_path):
+    """A call that fails on a lowered node is re-run on the PyOp path of the model read again
+    from its path: rewritten since, that is another model, so ORT's error stands, with a note."""
+    path = _write_small_model(tmp_path, np.array([[0, 0, 10]]))
+    session = ortops.InferenceSession(path, path="lowered")
+    assert session.lowered_nodes == ("top_k",)
+    feed = {"data": np.array([[1, 2, 3]], np.float32), "k": np.array([4])}
+    time.sleep(0.05)  # past the file system's time stamp resolution
+    _write_small_model(tmp_path, np.array([[10, 0, 0]]))
+    with pytest.raises(Exception) as caught:
+        session.run(None, feed)
+    assert not isinstance(caught.value, ortops.OpError)
+    assert any("small.onnx changed after the session was made" in note for note in caught.value.__notes__)
