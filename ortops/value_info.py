@@ -34,7 +34,9 @@ class ValueInfo:
         self._shapes: dict[str, tuple] = {}
         self._constants: dict[str, onnx.TensorProto] = {}  # converted on demand: weights can be GiB
         for graph in graphs(inferred.graph):
-            for init in graph.initializer:
+            inputs = {i.name for i in graph.input}
+            # An initializer that is also a graph input is a default the caller may feed over.
+            for init in (t for t in graph.initializer if t.name not in inputs):
                 self._types[init.name] = (init.data_type, len(init.dims))
                 self._shapes[init.name] = tuple(init.dims)
                 self._constants[init.name] = init
@@ -64,8 +66,9 @@ class ValueInfo:
         return self._shapes.get(name)
 
     def constant(self, name: str) -> np.ndarray | None:
-        """The value of a constant (an initializer or a Constant node's), or None when ``name``
-        is not one or its data is not in the model (external data left in its file)."""
+        """The value of a constant (an initializer that is no graph input, or a Constant node's),
+        or None when ``name`` is not one or its data is not in the model (external data left in
+        its file)."""
         tensor = self._constants.get(name)
         if tensor is None or tensor.data_location == onnx.TensorProto.EXTERNAL:
             return None

@@ -8,11 +8,13 @@ import importlib
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import ortops
 from ortops import builder, reference
+from ortops.builder.common import set_static_shapes
 from ortops.ops import DOMAINS
 from ortops.graph import graphs
 
@@ -330,11 +332,30 @@ def test_initializers_only_the_lowered_node_read_are_removed(fallback):
     assert names <= read | {o.name for o in lowered.graph.output}
 
 
-def test_an_initializer_that_is_also_a_graph_input_is_kept():
-    model = _scatter_model(reduction="none")
-    model.graph.input.append(helper.make_tensor_value_info("axis", TensorProto.INT64, [1]))
-    lowered, _ = ortops.lower(model, fallback="none")
-    assert "axis" in {t.name for t in lowered.graph.initializer}
+def test_a_graph_input_with_an_initializer_is_a_default_not_a_constant():
+    """An initializer that is also a graph input is a default a feed replaces: no lowering may
+    build on its value (every lowered path returned all 10 elements for a fed k of 3)."""
+    data = np.array([[5, 3, 1, 2, 5, 5, 0, 7, 7, 4]], np.float32)
+    model = builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="index", stable=1)
+    set_static_shapes(model, data=(1, 10))  # with k a constant too, sort=index would return the data itself
+    model.graph.initializer.append(numpy_helper.from_array(np.array([10], np.int64), "k"))
+    standalone, _ = ortops.lower(model, fallback="none")
+    plain = ort.InferenceSession(standalone.SerializeToString(), providers=["CPUExecutionProvider"])
+    sessions = [plain, *(ortops.InferenceSession(model, path=p) for p in ("auto", "lowered", "pyop"))]
+    for session in sessions:
+        for feed, k in (({"data": data, "k": np.array([3])}, 3), ({"data": data}, 10)):
+            for got, want in zip(session.run(None, feed), reference.top_k(data, k, axis=1, mode="max", sort="index")):
+                assert_identical(got, want)
+    scatter = builder.scatter_elements_update_model(TensorProto.FLOAT, 2, reduction="none")
+    scatter.graph.initializer.append(numpy_helper.from_array(np.array([0], np.int64), "axis"))  # fed 1
+    with pytest.raises(ValueError, match="the axis input is not a constant"):
+        ortops.lower(scatter, fallback="none")
+    x, indices, updates = np.zeros((3, 3), np.float32), np.array([[2, 1, 0]]), np.array([[1, 2, 3]], np.float32)
+    want = reference.scatter_elements_update(x, indices, updates, 1, reduction="none")
+    for path in ("auto", "lowered", "pyop"):
+        got, = ortops.InferenceSession(scatter, path=path).run(
+            None, {"data": x, "indices": indices, "updates": updates, "axis": np.array([1])})
+        assert_identical(got, want)
 
 
 def test_an_axis_outside_the_rank_fails_at_creation_and_lowering():
