@@ -218,7 +218,7 @@ class _Kernel:
         return tuple(checked)
 
 
-_lock = threading.Lock()
+_lock = runtime.Lock()  # released in a forked child
 _kernels: dict[int, _Kernel] = {}
 _registered = False
 #: Functions making more PyOp registrations (e.g. the benchmark's identity op) that

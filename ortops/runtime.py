@@ -2,8 +2,8 @@
 the one worker pool (:func:`pool`, :func:`parallel_map`; ``ORTOPS_NUM_THREADS``), the named caches
 (:func:`cached`: ``functools.lru_cache`` per name) and the signal guard (:func:`guard_signals`).
 
-Every function may be called from any thread. A forked child starts with a new lock, no pool, no
-inner sessions and empty caches; the parent's objects are kept, never destroyed, in the child.
+Every function may be called from any thread. A forked child starts with new locks (:class:`Lock`
+too), no pool, no inner sessions and empty caches; the parent's objects are kept, never destroyed, in the child.
 Importing this module starts nothing and imports no runtime. How each resource behaves under
 threads, signals and ``fork``, and why, is in docs/architecture.md ("Process-wide state").
 """
@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Hashable, Sequence, TypeVar
 
 __all__ = ["inner_session", "cached", "entries", "clear", "pool", "parallel_map", "worker_count", "usable_cpus", "THREADS_ENV", "Interrupt", "guard_signals",
-           "bridge_code", "kernel_started", "kernel_finished", "redeliver", "deliver", "abandon"]
+           "bridge_code", "kernel_started", "kernel_finished", "redeliver", "deliver", "abandon", "Lock"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -282,10 +282,33 @@ def abandon(resource: object) -> None:
     _abandoned.append(resource)
 
 
+class Lock:
+    """A ``threading.Lock`` that a forked child starts with released: a thread of the parent may
+    have held it at the fork, and the child has no thread to release it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        _locks.add(self)
+
+    def __enter__(self) -> None:
+        if not _fork_hook:
+            with _lock:
+                _watch_fork()
+        self._lock.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()
+
+
+_locks: weakref.WeakSet[Lock] = weakref.WeakSet()
+
+
 def _after_fork_in_child() -> None:
     global _lock, _pool, _sessions, _caches
     _abandoned.append((_pool, _sessions, _caches))
     _lock = threading.Lock()
+    for lock in _locks:
+        lock._lock = threading.Lock()
     _pool = None
     _sessions = {}
     _caches = {}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 from typing import Sequence
@@ -30,6 +31,7 @@ PATHS = ("auto", "pyop", "lowered")
 
 _CONFIG_KEY = "ortops.custom_ops_registered"
 _DISABLED_OPTIMIZERS_KEY = "optimization.disable_specified_optimizers"
+_options_lock = runtime.Lock()
 # The default-domain opset the Casts prepare_model adds need, by the type cast from: Cast takes
 # bfloat16 from Cast-13 and an integer ``to`` from Cast-6. ORT checks the Casts against the
 # model's opset import.
@@ -321,14 +323,15 @@ def session_options(sess_options=None):
 
     bridge.register()
     options = sess_options if sess_options is not None else ort.SessionOptions()
-    if _config_entry(options, _CONFIG_KEY) != "1":
-        if sess_options is None or not _holds_extensions_library(options):
-            options.register_custom_ops_library(bridge.library_path())
-        options.add_session_config_entry(_CONFIG_KEY, "1")
-        # EliminateIdentity joins the optimizers the options disable (a ";"-separated list; see Notes).
-        disabled = [name for name in (_config_entry(options, _DISABLED_OPTIMIZERS_KEY) or "").split(";") if name]
-        if "EliminateIdentity" not in disabled:
-            options.add_session_config_entry(_DISABLED_OPTIMIZERS_KEY, ";".join([*disabled, "EliminateIdentity"]))
+    with _options_lock:  # one options object from several threads: the library is loaded once
+        if _config_entry(options, _CONFIG_KEY) != "1":
+            if sess_options is None or not _holds_extensions_library(options):
+                options.register_custom_ops_library(bridge.library_path())
+            options.add_session_config_entry(_CONFIG_KEY, "1")
+            # EliminateIdentity joins the optimizers the options disable (a ";"-separated list; see Notes).
+            disabled = [n for n in (_config_entry(options, _DISABLED_OPTIMIZERS_KEY) or "").split(";") if n]
+            if "EliminateIdentity" not in disabled:
+                options.add_session_config_entry(_DISABLED_OPTIMIZERS_KEY, ";".join([*disabled, "EliminateIdentity"]))
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     runtime.guard_signals()
     return options
@@ -379,6 +382,8 @@ def _config_entry(options, key: str) -> str | None:
 #: next to every OpError.
 _QUIET = 3
 _EXTERNAL_DATA_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
+#: The config entries of a session's options that the PyOp re-run's session takes too.
+_INHERITED = (_EXTERNAL_DATA_FOLDER_KEY, "session.intra_op.allow_spinning", "session.inter_op.allow_spinning")
 
 
 def _load(model) -> tuple[onnx.ModelProto, str | None]:
@@ -503,8 +508,9 @@ class InferenceSession:
     threads, so its op errors are logged and give empty outputs, as on the raw path.
 
     A session with lowered nodes keeps a reference to ``model`` (not a copy): when a call fails
-    on a lowered node it makes a PyOp-path session of it, once, and re-runs the call there for
-    the op's :class:`OpError` (see :data:`ortops.lowering.ERRORS_TRANSLATED`). Given a path, it
+    on a lowered node it makes a PyOp-path session of it, once (with this session's providers,
+    keyword arguments, thread counts, spinning, log level and external data folder), and re-runs
+    the call there for the op's :class:`OpError` (see :data:`ortops.lowering.ERRORS_TRANSLATED`). Given a path, it
     reads the file again then; if that file or its external data changed since, ORT's error is
     raised as it is, with a note saying so. A process forked from the one that made the session
     makes its own ORT session on first use, reading the external data again: if a data file
@@ -516,6 +522,7 @@ class InferenceSession:
         import onnxruntime as ort
 
         loaded, folder = _load(model)  # folder: where its external data lives, or None
+        given = dict(kwargs)  # the caller's, for the PyOp re-run's session
         register_schemas()
         # onnx's shape inference, once: the lowering and prepare_model share it
         info = ValueInfo(loaded) if path != "pyop" else None
@@ -532,7 +539,7 @@ class InferenceSession:
         self._weights = _identities(dict.fromkeys(os.path.join(folder, ExternalDataInfo(t).location)
                                                   for t in external_tensors(loaded)) if folder else ())
         self._model_file = _identities([source] if self._source is not None and isinstance(source, str) else ())
-        self._providers, self._pyop = providers, None
+        self._pyop, self._pyop_lock = None, runtime.Lock()
         # Nodes of domains ORT does not know itself (ortops' PyOps, others' custom ops) need the
         # extensions library and the bridge's error capture; without them, a plain session.
         known = {*_ORT_DOMAINS, *(f.domain for f in self.model.functions)}  # calls of local functions
@@ -552,7 +559,7 @@ class InferenceSession:
             self._quiet = ort.RunOptions()
             self._quiet.log_severity_level = 4
         # What a forked child needs to make its own ORT session (see ``_session``).
-        self._recipe = (options, list(providers) if providers else ["CPUExecutionProvider"], kwargs, unset)
+        self._recipe = (options, list(providers) if providers else ["CPUExecutionProvider"], kwargs, unset, given)
         try:
             self._ort, self._pid = self._create(), os.getpid()
         except Exception as exc:
@@ -563,18 +570,55 @@ class InferenceSession:
             raise
 
     def _create(self):
-        """The ORT session of :attr:`model`; when the caller left ORT's log level unset, it logs
-        errors only (the options are handed back unchanged)."""
+        """The ORT session of :attr:`model`."""
         import onnxruntime as ort
 
-        options, providers, kwargs, quiet = self._recipe
+        options, providers, kwargs, *_ = self._recipe
+        with self._logging():
+            return ort.InferenceSession(self.model.SerializeToString(), options, providers=providers, **kwargs)
+
+    @contextlib.contextmanager
+    def _logging(self):
+        """While ORT makes the session: when the caller left ORT's log level unset, errors only
+        (the options are handed back unchanged)."""
+        options, *_, quiet, _ = self._recipe
         if quiet:
             options.log_severity_level = _QUIET
         try:
-            return ort.InferenceSession(self.model.SerializeToString(), options, providers=providers, **kwargs)
+            yield
         finally:
             if quiet:
                 options.log_severity_level = -1
+
+    def set_providers(self, providers=None, provider_options=None) -> None:
+        """``onnxruntime.InferenceSession.set_providers``: the ORT session is made again (logging
+        as when it was first made), and so is the PyOp re-run's, with these providers."""
+        with self._logging():
+            self._session.set_providers(providers, provider_options)
+        options, _, kwargs, quiet, given = self._recipe
+        kwargs, given = ({**k, "provider_options": provider_options} for k in (kwargs, given))
+        with self._pyop_lock:
+            self._recipe, self._pyop = (options, self._session.get_providers(), kwargs, quiet, given), None
+
+    def _pyop_session(self) -> InferenceSession:
+        """The PyOp path's session of the source, made once, when a call first needs it: with
+        this session's providers and keyword arguments, and new options with the thread counts,
+        log level and :data:`_INHERITED` entries of this session's (the caller's options are not
+        given the extensions library)."""
+        import onnxruntime as ort
+
+        with self._pyop_lock:
+            if self._pyop is None:
+                options, providers, _, _, given = self._recipe
+                inherited = ort.SessionOptions()
+                for name in ("intra_op_num_threads", "inter_op_num_threads", "use_per_session_threads",
+                             "log_severity_level"):
+                    setattr(inherited, name, getattr(options, name))
+                for key in _INHERITED:
+                    if (value := _config_entry(options, key)) is not None:
+                        inherited.add_session_config_entry(key, value)
+                self._pyop = InferenceSession(self._source, inherited, providers, path="pyop", **given)
+            return self._pyop
 
     @property
     def _session(self):
@@ -650,9 +694,7 @@ class InferenceSession:
                 raise
             failure = exc.with_traceback(None)
         try:
-            if self._pyop is None:  # the PyOp path's session, made on the first such failure
-                self._pyop = InferenceSession(self._source, providers=self._providers, path="pyop")
-            self._captured(getattr(self._pyop, method), *args)
+            self._captured(getattr(self._pyop_session(), method), *args)
             error = None  # the PyOp path raises no OpError
         except OpError as exc:
             error = exc.with_traceback(None)

@@ -8,12 +8,11 @@ onnx's schema registry is process-wide state owned by onnx; this module adds to 
 
 from __future__ import annotations
 
-import threading
-
 import onnx
 from onnx import defs
 from onnx.defs import OpSchema
 
+from .. import runtime
 from ..ops import OPS
 from ..ops.spec import AttrDef, OpSpec
 
@@ -22,7 +21,7 @@ __all__ = ["register_schemas", "SCHEMA_VERSION"]
 #: Opset version of the ``ortops.openvino`` and ``ortops.ncnn`` domains.
 SCHEMA_VERSION = 1
 
-_lock = threading.Lock()
+_lock = runtime.Lock()  # released in a forked child
 _done = False
 
 

@@ -146,3 +146,31 @@ def test_forked_child_of_a_process_that_used_openvino_gets_an_error_not_a_hang()
     assert lines[-1] == "ok" and lines.count("child exit 0") == 5, child.describe()
     errors = [line for line in lines if "OpenVINO cannot run in this process, forked from process" in line]
     assert len(errors) == 5 and all("'spawn'" in e and "fork" in e for e in errors), child.describe()
+
+
+def test_fork_while_registration_holds_its_lock():
+    """A fork while another thread registers the ops (or the schemas) holds their lock: the child
+    has no such thread to release it, and hung making its first session."""
+    child = run_child("""
+        import os, signal
+        import numpy as np
+        from onnx import TensorProto
+        import ortops
+        from ortops import bridge, builder
+        from ortops.builder import schemas
+
+        model = builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value", stable=1)
+        pids = []
+        for lock in (bridge._lock, schemas._lock):
+            with lock:  # as another thread inside register() or register_schemas() would hold it
+                pid = os.fork()
+                if pid == 0:
+                    signal.alarm(60)  # a hung grandchild must not outlive the test
+                    values, _ = ortops.InferenceSession(model, path="pyop").run(
+                        None, {"data": np.array([[1, 3, 2]], np.float32), "k": np.array([1])})
+                    os._exit(0 if values.tolist() == [[3]] else 5)
+                pids.append(pid)
+        print([os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids])
+    """, timeout=120)
+    assert child.status == 0, child.describe()
+    assert child.lines()[-1] == str([0, 0]), child.describe()

@@ -68,10 +68,17 @@ except Exception as exc:
 options = ort.SessionOptions()
 ortops.InferenceSession(%r, options)
 print("severity left as it was:", options.log_severity_level)
-""" % (str(path), str(path)))
+pyop = ortops.InferenceSession(%r, path="pyop")
+pyop.set_providers(["CPUExecutionProvider"])  # ORT makes its session again: quiet as the first
+try:
+    pyop.run(None, {"data": np.ones((2, 3), np.float32), "k": np.array([9])})
+except ortops.OpError:
+    print("OpError after set_providers")
+""" % (str(path), str(path), str(path)))
     assert child.status == 0, child.describe()
     lines = child.lines()
     assert lines[:3] == ["OpError: TopK node 'top_k': k=9 is outside [1, 3] for axis 1 of shape (2, 3)"] * 3, \
         child.describe()
-    assert lines[3:] == ["[[3.0]]", "ORT error: InvalidArgument", "severity left as it was: -1"], child.describe()
+    assert lines[3:] == ["[[3.0]]", "ORT error: InvalidArgument", "severity left as it was: -1",
+                         "OpError after set_providers"], child.describe()
     assert child.stderr == "", child.describe()

@@ -16,7 +16,8 @@ import threading
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
+import onnx
+from onnx import TensorProto, helper, numpy_helper
 
 import ortops
 from ortops import bridge, builder, reference
@@ -128,6 +129,60 @@ def test_sessions_with_different_models_do_not_interfere():
         return matches(e.run(None, {"data": x}), [reference.arg_max(x, out_max_val=1, topk=2)])
 
     assert hammer(work) == []
+
+
+def test_sessions_made_at_once_from_one_options_object():
+    """Two threads making sessions from one new SessionOptions both loaded the extensions
+    library into it: "Conflicting with a registered kernel", and for every later session too."""
+    model = scatter_model(D, reduction="sum")
+    for _ in range(10):
+        options, start, errors = ort.SessionOptions(), threading.Barrier(2), []
+        options.log_severity_level = 3
+
+        def make(options=options, start=start, errors=errors):
+            start.wait()
+            try:
+                ortops.InferenceSession(model, options, path="pyop")
+            except Exception as exc:  # noqa: BLE001 - collected, asserted below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=make) for _ in range(2)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        assert errors == []
+    ortops.InferenceSession(model, options, path="pyop")
+
+
+def test_the_pyop_re_run_session_is_made_once_with_the_sessions_settings(tmp_path, monkeypatch):
+    """A call that fails on a lowered node is re-run on the PyOp path, in a session made once
+    for all threads, with the caller's thread counts, spinning and external data folder (it
+    was made with none of them: ORT's default threads, and no weights for a model given as
+    bytes, hence ORT's error instead of the OpError)."""
+    node = builder.top_k("shifted", "k", axis=-1, mode="max", sort="value", stable=1, name="top_k")
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["data", "bias"], ["shifted"]), node], "g",
+        [helper.make_tensor_value_info("data", F, [4, 30]), helper.make_tensor_value_info("k", I64, [1])],
+        [helper.make_tensor_value_info("values", F, None), helper.make_tensor_value_info("indices", I32, None)],
+        [numpy_helper.from_array(np.zeros((4, 30), np.float32), "bias")])
+    model = helper.make_model(graph, ir_version=builder.IR_VERSION, opset_imports=[
+        helper.make_opsetid("", 18), helper.make_opsetid(OPENVINO_DOMAIN, builder.SCHEMA_VERSION)])
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.bin", size_threshold=0)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(tmp_path))
+    s = ortops.InferenceSession((tmp_path / "m.onnx").read_bytes(), options)
+    assert s.lowered_nodes == ("top_k",)
+    made = []
+    init = ortops.InferenceSession.__init__
+    monkeypatch.setattr(ortops.InferenceSession, "__init__", lambda self, *a, **k: made.append(k) or init(self, *a, **k))
+    data = np.arange(120, dtype=np.float32).reshape(4, 30)
+    assert hammer(lambda t, c: expect_error(lambda: s.run(None, {"data": data, "k": np.array([40])}),
+                                            "TopK node 'top_k': k=40 is outside [1, 30]"), 3) == []
+    assert [k["path"] for k in made] == ["pyop"]
+    inherited = s._pyop._recipe[0]
+    assert (inherited.intra_op_num_threads, inherited.inter_op_num_threads) == (1, 1)
+    assert inherited.get_session_config_entry("session.intra_op.allow_spinning") == "0"
 
 
 def test_raw_path_errors_on_other_threads_never_reach_a_captured_call(caplog):
