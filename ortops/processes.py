@@ -82,7 +82,8 @@ class Worker:
         self.timeout = timeout
         self._process = self._pipe = self._stderr = None
 
-    def _start(self) -> None:
+    def _start(self) -> Outcome | None:
+        """Start a child; None once it is in its loop, else how it died while starting."""
         self._stderr = tempfile.NamedTemporaryFile(prefix="ortops-child-", suffix=".stderr")
         if _FORKSERVER:  # the fork server is global: name what it preloads before it starts
             _CONTEXT.set_forkserver_preload(_PRELOAD)
@@ -96,6 +97,17 @@ class Worker:
         finally:
             theirs.close()
         self._process = process
+        try:  # the child's first message: it reached its loop
+            answered = self._pipe.poll(self.timeout)
+            if answered and self._pipe.recv() == "ready":
+                return None
+        except (EOFError, OSError):
+            answered = True
+        outcome = self._died(0, hung=not answered)
+        script = getattr(sys.modules.get("__main__"), "__file__", None)
+        hint = (f": multiprocessing imports {script} again in each child, which must not start processes "
+                "itself; keep that script's work under `if __name__ == '__main__':`") if script else ""
+        return outcome._replace(crash=f"{outcome.crash} while starting{hint}")
 
     def _stderr_since(self, offset: int) -> str:
         self._stderr.seek(offset)
@@ -106,8 +118,8 @@ class Worker:
         name); never raises for what the child does."""
         if self._process is not None and not self._process.is_alive():  # died between calls
             self._end()
-        if self._process is None:
-            self._start()
+        if self._process is None and (failed := self._start()) is not None:
+            return failed
         offset = self._stderr.seek(0, os.SEEK_END)
         try:
             self._pipe.send((function, args, kwargs))
@@ -161,6 +173,7 @@ def _serve(pipe, stderr_path: str) -> None:
     os.dup2(output, 2)
     os.dup2(output, 1)  # a runtime's own prints go to the stderr file, never into the answers
     sys.stdout = sys.stderr
+    pipe.send("ready")
     while True:
         try:
             message = pipe.recv_bytes()

@@ -7,6 +7,8 @@ import ctypes
 import math
 import multiprocessing
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -83,3 +85,15 @@ def test_a_child_that_died_between_calls_is_replaced():
         first.join()
         again = worker.call(os.getpid)
         assert again.ok and again.value != first.pid
+
+
+def test_a_script_without_a_main_guard_is_told_why_its_child_died(tmp_path):
+    """multiprocessing imports the caller's script again in each child (forkserver, spawn):
+    one that calls ortops at top level starts processes there, and the child dies while
+    starting. The outcome says so and names the remedy, not only "exit status 1"."""
+    script = tmp_path / "unguarded.py"
+    script.write_text("import os\nfrom ortops.processes import call_once\n"
+                      "print('CRASH', call_once(os.getpid).crash, flush=True)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    said = [line for line in done.stdout.splitlines() if line.startswith("CRASH")]
+    assert said and "while starting" in said[-1] and "if __name__ == '__main__':" in said[-1], done
