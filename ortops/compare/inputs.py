@@ -111,11 +111,16 @@ def load_npz(path) -> dict[str, np.ndarray]:
 
 
 def check_feed(model: onnx.ModelProto, feed: Mapping[str, np.ndarray], dims: Mapping[str, int] | None = None) -> None:
-    """InputError unless ``feed`` has exactly the model's inputs, with their dtypes and shapes.
+    """InputError unless ``feed`` has exactly the model's inputs, with their dtypes and shapes,
+    and every name of ``dims`` is a symbolic dimension of an input.
 
     A symbolic dimension must have one size across inputs (and equal ``--dim`` if given).
     """
     expected = {i.name: i for i in graph_inputs(model)}
+    symbols = {d.dim_param for i in expected.values() for d in i.type.tensor_type.shape.dim if d.dim_param}
+    if unknown := [name for name in dims or () if name not in symbols]:
+        raise InputError(f"--dim {unknown[0]}: no input of the model has a symbolic dimension {unknown[0]!r}; "
+                         f"theirs are {sorted(symbols)}")
     missing = [n for n in expected if n not in feed]
     extra = [n for n in feed if n not in expected]
     if missing or extra:

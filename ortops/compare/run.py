@@ -98,7 +98,8 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
     ortops.compare.model.ModelError
         The file is not an ONNX model.
     ortops.compare.inputs.InputError
-        Inputs that do not fit the model, or a missing ``--dim``.
+        Inputs that do not fit the model, a missing ``--dim`` or one no input has, or a
+        tolerance of an output the model does not have.
     """
     tell = progress or (lambda message: None)
     tolerances = tolerances or Tolerances(Tolerance(atol, rtol))
@@ -115,6 +116,9 @@ def compare(model_path, *, inputs: Mapping[str, np.ndarray] | str | os.PathLike 
         feed, source = dict(inputs), "given"
     inputs_mod.check_feed(model, feed, dims)
     original_outputs = [o.name for o in model.graph.output]
+    if unknown := [name for name in tolerances.per_output if name not in original_outputs]:
+        raise inputs_mod.InputError(f"a tolerance names {unknown}, which the model does not output; its outputs "
+                                    f"are {original_outputs}")
     node_count = len(model.graph.node)
     runtime_settings = {"openvino": {"precision": openvino_precision}}
     with tempfile.TemporaryDirectory(prefix="ortops-compare-") as tmp:

@@ -66,6 +66,11 @@ def test_other_usage_errors_are_exit_2(tmp_path, capsys):
     for option, value in (("--timeout", "0"), ("--timeout", "nan"), ("--timeout", "inf"), ("--seed", "-1")):
         assert _compare(path, "--dim", "n=2", option, value, "--out", str(tmp_path / "r")) == 2
         assert f"{option} {float(value) if option == '--timeout' else value} must be" in _one_line(capsys)
+    # a name that matches nothing: a tolerance or a size that would apply to nothing
+    assert _compare(path, "--dim", "n=2", "--atol", "doubeld=0.5", "--out", str(tmp_path / "r")) == 2
+    assert "a tolerance names ['doubeld'], which the model does not output" in _one_line(capsys)
+    assert _compare(path, "--dim", "n=2", "--dim", "m=3", "--out", str(tmp_path / "r")) == 2
+    assert "--dim m: no input of the model has a symbolic dimension 'm'; theirs are ['n']" in _one_line(capsys)
     with pytest.raises(SystemExit) as exc:
         cli.main(["compare", path, "--runtimes", "tensorrt"])
     assert exc.value.code == 2

@@ -26,7 +26,18 @@ def test_lower_guarded_by_default(tmp_path, capsys):
     src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
     onnx.save(builder.arg_max_model(2, topk=2), src)
     assert main(["lower", str(src), "-o", str(out)]) == EXIT_OK
-    assert "lowered (guarded): ortops.ncnn::ArgMax node 'arg_max'" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "lowered (guarded): ortops.ncnn::ArgMax node 'arg_max'" in printed
+    assert printed.splitlines()[-1].endswith("; guarded (ortops needed to run it)")
+
+
+def test_a_model_without_ortops_nodes_is_said_to_need_no_ortops(tmp_path, capsys):
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(builder.onnx_top_k_model(11, TensorProto.FLOAT, 2), src)
+    for standard in ([], ["--standard"]):
+        assert main(["lower", str(src), "-o", str(out), *standard]) == EXIT_OK
+        printed = capsys.readouterr().out.splitlines()
+        assert printed[-1].endswith("; standalone (no ortops node left)"), printed
 
 
 def test_standalone_refused_lists_the_node_and_writes_nothing(tmp_path, capsys):
