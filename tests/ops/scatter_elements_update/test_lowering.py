@@ -56,16 +56,9 @@ def _session(data, indices, axis, attrs, mode):
     index_elem = dtypes.from_numpy(indices.dtype).onnx
     key = ("scatter", data.dtype.str, data.ndim, indices.dtype.str, axis, tuple(sorted(attrs.items())))
 
-    def make():
-        model = builder.scatter_elements_update_model(elem, data.ndim, indices_type=index_elem, **attrs)
-        # The axis must be a constant to lower: make the input an initializer.
-        from onnx import numpy_helper
-
-        model.graph.initializer.append(numpy_helper.from_array(np.array([axis], np.int64), "axis"))
-        inputs = [i for i in model.graph.input if i.name != "axis"]
-        del model.graph.input[:]
-        model.graph.input.extend(inputs)
-        return model
+    def make():  # the axis must be a constant to lower
+        return _constant_axis(builder.scatter_elements_update_model(elem, data.ndim, indices_type=index_elem,
+                                                                    **attrs), axis)
 
     return session(key, make, mode)
 
@@ -120,8 +113,7 @@ def test_bad_index_guarded_raises_op_error_and_standalone_names_the_reason():
     (TensorProto.FLOAT16, "sum", "two roundings"), (TensorProto.BFLOAT16, "mean", "two roundings"),
 ])
 def test_kept_with_reason(dtype, reduction, why):
-    model = builder.scatter_elements_update_model(dtype, 2, reduction=reduction)
-    model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([0], np.int64), "axis"))
+    model = _constant_axis(builder.scatter_elements_update_model(dtype, 2, reduction=reduction))
     _, report = ortops.lower(model)
     assert not report.lowered and why in report.kept[0].reason
     with pytest.raises(ValueError, match="scatter_elements_update"):
@@ -135,8 +127,7 @@ def test_axis_that_is_not_constant_is_kept():
 
 
 def test_uint64_indices_are_kept():
-    model = builder.scatter_elements_update_model(TensorProto.FLOAT, 1, indices_type=TensorProto.UINT64)
-    model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([0], np.int64), "axis"))
+    model = _constant_axis(builder.scatter_elements_update_model(TensorProto.FLOAT, 1, indices_type=TensorProto.UINT64))
     _, report = ortops.lower(model)
     assert "uint64 indices" in report.kept[0].reason
 
@@ -145,11 +136,16 @@ def _static_model(dtype, data_shape, updates_shape, axis=0, **attrs):
     """ScatterElementsUpdate on static shapes, the axis a constant (or an input: ``axis=None``)."""
     model = builder.scatter_elements_update_model(dtypes.from_numpy(np.dtype(dtype)).onnx, len(data_shape), **attrs)
     set_static_shapes(model, data=data_shape, indices=updates_shape, updates=updates_shape)
-    if axis is not None:
-        model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([axis], np.int64), "axis"))
-        kept = [i for i in model.graph.input if i.name != "axis"]
-        del model.graph.input[:]
-        model.graph.input.extend(kept)
+    return _constant_axis(model, axis) if axis is not None else model
+
+
+def _constant_axis(model: onnx.ModelProto, axis: int = 0) -> onnx.ModelProto:
+    """``model`` with its ``axis`` input made an initializer (a graph input with one would only
+    be a default)."""
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([axis], np.int64), "axis"))
+    kept = [i for i in model.graph.input if i.name != "axis"]
+    del model.graph.input[:]
+    model.graph.input.extend(kept)
     return model
 
 
