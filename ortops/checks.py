@@ -16,10 +16,13 @@ __all__ = [
     "normalize_axis",
     "scalar_integer",
     "INT32_MAX",
+    "RANK_0",
     "FLOAT32_EXACT_INT_MAX",
 ]
 
 INT32_MAX = 2**31 - 1
+#: Why no axis is valid for a scalar.
+RANK_0 = "a rank-0 tensor has no axis (the rank must be at least 1)"
 #: Largest integer up to which every integer is exact in float32 (2**24).
 FLOAT32_EXACT_INT_MAX = 2**24
 
@@ -27,8 +30,8 @@ FLOAT32_EXACT_INT_MAX = 2**24
 def normalize_axis(op_type: str, axis: int, rank: int, node_name: str | None = None, what: str = "axis") -> int:
     """Map ``axis`` in [-rank, rank-1] to [0, rank-1]; OpError outside that range."""
     if not -rank <= axis <= rank - 1:
-        valid = f"[{-rank}, {rank - 1}]" if rank > 0 else "empty for a rank-0 tensor"
-        raise OpError(op_type, f"{what}={axis} is outside {valid} for rank {rank}", node_name, kind="axis")
+        valid = f"is outside [{-rank}, {rank - 1}] for rank {rank}" if rank > 0 else f"is refused: {RANK_0}"
+        raise OpError(op_type, f"{what}={axis} {valid}", node_name, kind="axis")
     return axis + rank if axis < 0 else axis
 
 

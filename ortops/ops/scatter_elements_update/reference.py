@@ -108,8 +108,8 @@ def _validate(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: 
         fail(f"updates has shape {updates.shape}; it must equal the shape of indices {indices.shape}", "shape")
     rank, value = data.ndim, int(axis.reshape(-1)[0])
     if value < -rank or value >= rank:
-        fail(f"axis={value} is outside " + (f"[{-rank}, {rank - 1}]" if rank else "empty for a rank-0 tensor")
-             + f" for rank {rank}", "axis")
+        fail(f"axis={value} " + (f"is outside [{-rank}, {rank - 1}] for rank {rank}" if rank
+                                 else "is refused: a rank-0 tensor has no axis (the rank must be at least 1)"), "axis")
     value %= max(rank, 1)
     wider = [d for d in range(rank) if d != value and indices.shape[d] > data.shape[d]]
     if wider:

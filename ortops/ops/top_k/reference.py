@@ -103,8 +103,8 @@ def _validate(data: np.ndarray, k: np.ndarray, axis: int, index_element_type: st
     (``checks.check_top_k``) on purpose: tests hold those against this."""
     rank = data.ndim
     if axis < -rank or axis >= rank:
-        bounds = f"[{-rank}, {rank - 1}]" if rank else "empty for a rank-0 tensor"
-        raise OpError("TopK", f"axis={axis} is outside {bounds} for rank {rank}", kind="axis")
+        bounds = f"is outside [{-rank}, {rank - 1}] for rank {rank}" if rank else "is refused: a rank-0 tensor has no axis (the rank must be at least 1)"
+        raise OpError("TopK", f"axis={axis} {bounds}", kind="axis")
     axis = axis + rank if axis < 0 else axis
     if k.dtype.kind not in "iu":
         raise OpError("TopK", f"input 'k' has dtype {k.dtype}; it must be an integer type", kind="dtype")
