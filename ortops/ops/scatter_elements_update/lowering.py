@@ -159,8 +159,14 @@ def _float_min_max(site) -> bool:
     return site.attrs["reduction"] in ("min", "max") and site.elem_types[0] in _FLOATS
 
 
+def _no_updates(site) -> bool:
+    """Updates of a static size 0: the result is data (OpenVINO 2026.4 fails to compile the
+    float16 min/max ``If`` of such a model)."""
+    return static_size(site.shapes[2]) == 0
+
+
 def hazards(b, site) -> list[str]:
-    if not _float_min_max(site):
+    if not _float_min_max(site) or _no_updates(site):
         return []
     data, _, updates = _inputs(b, site)
     operands = [updates, data] if site.attrs["use_init_val"] else [updates]
@@ -200,6 +206,8 @@ def _identity(site, elem: int):
 
 
 def fast(b, site) -> list[str]:
+    if _no_updates(site):
+        return [b.add("Identity", [site.node.input[0]])]
     data, indices, updates = _inputs(b, site)
     compute, reduction = _compute_type(site), site.attrs["reduction"]
     if reduction == "none":

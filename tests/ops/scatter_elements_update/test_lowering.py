@@ -176,3 +176,22 @@ def test_auto_lowers_small_static_shapes():
                        (_static_model(np.float32, (2, 4), (4, 4), axis=None), "not a constant")):
         kept = ortops.InferenceSession(model).lowering.kept
         assert len(kept) == 1 and why in kept[0].reason
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int32])
+@pytest.mark.parametrize("reduction", ["none", "min", "max"])
+def test_static_empty_updates_are_data_in_onnxruntime_and_openvino(dtype, reduction):
+    """No update: the result is data. OpenVINO 2026.4 failed to compile the float16 min/max
+    model (the If between the fast and the exact composition, with zero-size static branches)."""
+    ov = pytest.importorskip("openvino")
+    import onnxruntime as ort
+
+    data = np.array([[-0.0], [np.nan if np.dtype(dtype).kind == "f" else 7]], dtype)
+    feed = {"data": data, "indices": np.zeros((0, 1), np.int64), "updates": np.zeros((0, 1), dtype)}
+    for use_init_val in (1, 0):
+        model = _static_model(dtype, (2, 1), (0, 1), reduction=reduction, use_init_val=use_init_val)
+        standalone = ortops.lower(model, fallback="none").model.SerializeToString()
+        got, = ort.InferenceSession(standalone, providers=["CPUExecutionProvider"]).run(None, feed)
+        assert_identical(got, data)
+        compiled = ov.Core().compile_model(ov.Core().read_model(standalone, b""), "CPU")
+        assert_identical(compiled(feed)[compiled.outputs[0]], data)
