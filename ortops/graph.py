@@ -115,6 +115,26 @@ def external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
                 yield from (t for t in held if uses_external_data(t))
 
 
+def used_names(model: onnx.ModelProto) -> set[str]:
+    """Every name ``model`` uses, in every graph and function: values, nodes, graphs' inputs,
+    outputs, initializers and value infos."""
+    used: set[str] = set()
+    for graph in model_graphs(model):
+        for node in graph.node:
+            used.update(node.input)
+            used.update(node.output)
+            used.add(node.name)
+        if isinstance(graph, onnx.FunctionProto):
+            used.update(graph.input)
+            used.update(graph.output)
+            continue
+        for infos in (graph.input, graph.output, graph.value_info):
+            used.update(info.name for info in infos)
+        used.update(t.name for t in graph.initializer)
+        used.update(t.values.name for t in graph.sparse_initializer)
+    return used
+
+
 class Names:
     """Fresh names for the nodes and values a rewrite adds, unique in the whole model.
 
@@ -124,21 +144,7 @@ class Names:
     """
 
     def __init__(self, model: onnx.ModelProto):
-        used: set[str] = set()
-        for graph in model_graphs(model):
-            for node in graph.node:
-                used.update(node.input)
-                used.update(node.output)
-                used.add(node.name)
-            if isinstance(graph, onnx.FunctionProto):
-                used.update(graph.input)
-                used.update(graph.output)
-                continue
-            for infos in (graph.input, graph.output, graph.value_info):
-                used.update(info.name for info in infos)
-            used.update(t.name for t in graph.initializer)
-            used.update(t.values.name for t in graph.sparse_initializer)
-        self._used = used
+        self._used = used_names(model)
 
     def fresh(self, base: str) -> str:
         """``base``, or ``base_1``, ``base_2``, ... if taken; the name is then taken."""
@@ -190,7 +196,7 @@ def check_node(node: onnx.NodeProto) -> tuple[OpSpec, dict[str, Any]] | None:
     if len(node.input) != len(op.inputs) or any(not name for name in node.input):
         raise OpError(op.op_type, f"has inputs {list(node.input)}; it needs exactly {list(op.inputs)}", node.name,
                       kind="model")
-    if len(node.output) != len(op.outputs):
+    if len(node.output) != len(op.outputs) or any(not name for name in node.output):
         raise OpError(op.op_type, f"has outputs {list(node.output)}; it needs {list(op.outputs)}", node.name,
                       kind="model")
     return op, attrs

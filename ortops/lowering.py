@@ -51,7 +51,8 @@ from onnx import TensorProto, helper, numpy_helper
 from . import dtypes, runtime
 from . import standard as standard_ops
 from .builder.schemas import register_schemas
-from .graph import DEFAULT_DOMAINS, check_node, graphs, inline_functions, load_model, model_graphs, subgraphs
+from .graph import (DEFAULT_DOMAINS, check_node, graphs, inline_functions, load_model, model_graphs, subgraphs,
+                    used_names)
 from .ops import DOMAINS, OPS
 from .ops.compose import ERRORS_TRANSLATED, NotLowerable
 from .ops.spec import OpSpec
@@ -364,8 +365,7 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     target = current if others else max(current or 0, LOWERED_OPSET)
     if info is None or model is not loaded:  # converted, or inlined functions that bring values of their own
         info = ValueInfo(model)
-    taken = {name for g in graphs(model.graph) for n in g.node for name in (*n.output, n.name)}
-    taken |= {t.name for g in graphs(model.graph) for t in g.initializer}
+    taken = used_names(model)  # a graph input may start with a node's prefix too
     lowered, kept, rewritten, unchanged = [], [], [], []
     replaced_inputs: set[str] = set()  # inputs of the nodes lowered: initializers may lose their last use
     # Innermost graphs first: replacing a graph's nodes copies them, subgraphs included.
@@ -401,7 +401,8 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
                 nodes.append(node)
                 continue
             nodes.extend(_placed(model, graph, replacement))
-            replaced_inputs.update(node.input)
+            replaced_inputs.update(node.input)  # and the composition's constants: the builder may leave one unread
+            replaced_inputs.update(n.output[0] for n in replacement if n.op_type == "Constant")
             done.append(LoweredNode(node.name, label, mode))
         del graph.node[:]
         graph.node.extend(nodes)
@@ -416,6 +417,9 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         _drop_unused_initializers(model, replaced_inputs)
     if lowered:
         _set_opset(model, target, drop=() if left else DOMAINS)
+    if lowered or rewritten:  # e.g. IR 3 (opset 7 converted to 11): constants as initializers need IR 4
+        model.ir_version = max(model.ir_version, helper.find_min_ir_version_for(
+            [o for o in model.opset_import if o.domain in DEFAULT_DOMAINS]))
     return Lowered(model, LoweringReport(fallback, target if lowered else current, tuple(lowered), tuple(kept), left,
                                          tuple(rewritten), tuple(unchanged), converted))
 

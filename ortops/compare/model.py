@@ -7,6 +7,7 @@ listed as :class:`Unobserved`, with the reason.
 
 from __future__ import annotations
 
+import itertools
 import os
 import pathlib
 import shutil
@@ -109,17 +110,18 @@ def expose(model: onnx.ModelProto, names: Sequence[str]) -> onnx.ModelProto:
 def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path) -> pathlib.Path:
     """Write ``model`` where its runtimes can read it; returns the path (the caller removes it).
 
-    Without external data: ``directory/ortops-compare.onnx``. With external data, whose locations
-    are relative to ``source``'s folder: a hidden file in that folder (every runtime then finds the
-    data where it is), else, if the folder is read-only, the same file in ``directory`` next to
-    copies of the data files, made once per ``directory``. Not links: ONNX Runtime and OpenVINO
+    Without external data: ``directory/ortops-compare-N.onnx``, N new for each call. With external
+    data, whose locations are relative to ``source``'s folder: a hidden file of that kind in that
+    folder (every runtime then finds the data where it is), else, if the folder is read-only, in
+    ``directory`` next to copies of the data files, made once per ``directory``. Not links: ONNX Runtime and OpenVINO
     refuse a symbolic one, and a hard one makes onnx's loader refuse the original file too (the
     reference runtime reads it).
     """
     files = external_files(model)
     data = model.SerializeToString()
+    name = f"ortops-compare-{os.getpid()}-{next(_saved)}.onnx"  # one per model: several may be in use
     if files:
-        path = source.parent / f".{source.stem}.ortops-compare-{os.getpid()}.onnx"
+        path = source.parent / f".{source.stem}.{name}"
         try:
             path.write_bytes(data)
             return path
@@ -131,9 +133,12 @@ def save(model: onnx.ModelProto, source: pathlib.Path, directory: pathlib.Path) 
         if not target.exists():  # copied for an earlier model of the same source
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(original, target)
-    path = directory / "ortops-compare.onnx"
+    path = directory / name
     path.write_bytes(data)
     return path
+
+
+_saved = itertools.count()
 
 
 class Unobserved(NamedTuple):

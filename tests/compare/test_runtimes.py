@@ -132,3 +132,17 @@ def test_every_ortops_op_in_the_reference_equals_ortops_in_onnxruntime(tmp_path,
     assert [r["status"] for r in report["runtimes"]] == ["ok", "ok"]
     assert {o["verdict"] for o in report["outputs"]} == {"match"}, report["outputs"]
     assert {n["status"] for n in report["nodes"]} == {"agree"}
+
+
+def test_a_model_saved_for_a_block_survives_another_run_inside_it(tmp_path):
+    """compare retries a runtime on the plain model while the audited one is still in use: the
+    retry's file deleted the audited one (FileNotFoundError for every later runtime)."""
+    path = tmp_path / "m.onnx"
+    onnx.save(_side_by_side(), path)
+    runner = runtimes.Runner(path, {}, {}, None, tmp_path)
+    x = np.random.default_rng(4).standard_normal((6, 7)).astype(np.float32)
+    with runner.saved(_side_by_side()) as run:
+        assert runner.run("reference", _side_by_side(), {"x": x}).status == "ok"
+        result = run("reference", {"x": x})
+        assert result.status == "ok", result.detail
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]

@@ -434,3 +434,57 @@ def test_a_session_from_a_relative_path_keeps_its_op_error_after_chdir(tmp_path,
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ortops.OpError, match=r"k=9 is outside \[1, 3\]"):
         session.run(None, {"data": np.zeros((2, 3), np.float32), "k": np.array([9])})
+
+
+def test_names_the_lowering_adds_never_take_a_graph_inputs():
+    """A graph input named like a value the lowering adds ('t/lowered/Constant_2') was fed over
+    the composition's own constant: the lowered paths returned the top 7 for k = 3."""
+    extra = "t/lowered/Constant_2"
+    nodes = [builder.top_k("data", "k", axis=-1, mode="max", sort="value", stable=1, index_element_type="i64",
+                           name="t"),
+             helper.make_node("Identity", [extra], ["extra_out"], name="id")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("data", TensorProto.FLOAT, [4, 8]),
+                     helper.make_tensor_value_info(extra, TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("values", TensorProto.FLOAT, [4, 3]),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, [4, 3]),
+         helper.make_tensor_value_info("extra_out", TensorProto.INT64, [1])],
+        [numpy_helper.from_array(np.array([3], np.int64), "k")])
+    model = helper.make_model(graph, ir_version=builder.IR_VERSION, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("ortops.openvino", builder.SCHEMA_VERSION)])
+    data = np.random.default_rng(0).permutation(32).astype(np.float32).reshape(4, 8)
+    feed = {"data": data, extra: np.array([7], np.int64)}
+    want = reference.top_k(data, 3, axis=-1, mode="max", sort="value", index_element_type="i64")
+    standalone = ortops.lower(model, fallback="none").model
+    onnx.checker.check_model(standalone, full_check=True)
+    plain = ort.InferenceSession(standalone.SerializeToString(), providers=["CPUExecutionProvider"])
+    for session in (plain, *(ortops.InferenceSession(model, path=p) for p in ("auto", "lowered"))):
+        values, indices, extra_out = session.run(None, feed)
+        assert_identical(values, want[0])
+        assert_identical(indices, want[1])
+        assert extra_out.tolist() == [7]
+
+
+def test_an_ir_3_model_rewritten_with_standard_runs():
+    """An opset-7 model (IR 3) converted to opset 11 for the standard rewrites kept IR 3, where
+    an initializer must also be a graph input: ORT refused the composition's constants."""
+    model = builder.onnx_top_k_model(1, TensorProto.FLOAT, 2, k=2)
+    del model.opset_import[:]
+    model.opset_import.append(helper.make_opsetid("", 7))
+    model.ir_version = 3
+    lowered, report = ortops.lower(model, fallback="none", standard=True)
+    assert report.rewritten and lowered.ir_version >= 4
+    onnx.checker.check_model(lowered, full_check=True)
+    data = np.array([[1, 3, 2, 3]], np.float32)
+    values, indices = ort.InferenceSession(lowered.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"X": data})
+    assert values.tolist() == [[3, 3]] and indices.tolist() == [[1, 3]]
+
+
+def test_no_initializer_of_a_composition_is_left_unread():
+    """ORT warned "Removing initializer ... It is not used by any node" for a constant the
+    standard TopK's composition made and did not read, beside an ortops TopK."""
+    model = builder.top_k_side_by_side(11, TensorProto.FLOAT, 2, k=3, axis=-1, mode="max", sort="value", stable=1)
+    lowered, _ = ortops.lower(model, fallback="none", standard=True)
+    read = {name for g in graphs(lowered.graph) for n in g.node for name in n.input}
+    assert {t.name for t in lowered.graph.initializer} <= read

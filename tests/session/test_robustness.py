@@ -427,11 +427,16 @@ def test_hostile_model_fails_at_session_creation_naming_the_node(case):
     assert f"{op_type} node 'hostile'" in str(info.value) and message in str(info.value), str(info.value)
 
 
-def test_an_empty_optional_input_name_is_refused():
+def test_an_empty_optional_input_or_output_name_is_refused():
     model = _model("TopK", OPENVINO_DOMAIN, TOPK_IN, TOPK_OUT, TOPK_ATTRS, name="hostile")
     model.graph.node[0].input[1] = ""
     with pytest.raises(ortops.OpError, match=r"TopK node 'hostile': has inputs \['data', ''\]"):
         session(model)
+    model = _model("TopK", OPENVINO_DOMAIN, TOPK_IN, TOPK_OUT[:1], TOPK_ATTRS, name="hostile")
+    model.graph.node[0].output.append("")  # an omitted output (ORT refused the bridge's graph)
+    for make in (session, ortops.lower, lambda m: ortops.lower(m, fallback="none")):
+        with pytest.raises(ortops.OpError, match=r"TopK node 'hostile': has outputs \['values', ''\]"):
+            make(model)
 
 
 def test_a_node_without_a_name_still_fails_cleanly():
