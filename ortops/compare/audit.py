@@ -271,7 +271,9 @@ def explain_failure(model: onnx.ModelProto, nodes: Sequence[AuditedNode], feed, 
     audits = registry()
     if "NOT_IMPLEMENTED" in detail:
         for node in nodes:
-            if f"'{node.name}'" not in detail and f" {node.name} " not in detail:
+            name, op_type = model.graph.node[node.index].name, model.graph.node[node.index].op_type
+            if f"'{name}'" not in detail and (not name or f" {name} " not in detail) or \
+                    not name and f"{op_type}(" not in detail:  # an unnamed node: ORT says "name ''"
                 continue
             for outputs in (*results.values(), {}):
                 dtypes = {np.asarray(v).dtype for v in (value(outputs, n) for n in node.inputs) if v is not None}

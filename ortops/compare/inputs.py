@@ -26,10 +26,11 @@ def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
 
 
 def parse_dims(items) -> dict[str, int]:
-    """``["N=1", "W=320"]`` -> ``{"N": 1, "W": 320}``; InputError for a malformed item."""
+    """``["N=1", "W=320"]`` -> ``{"N": 1, "W": 320}`` (the name is what comes before the last
+    ``=``: ``batch=N=2`` sizes ``batch=N``); InputError for a malformed item."""
     dims: dict[str, int] = {}
     for item in items or ():
-        name, sep, value = item.partition("=")
+        name, sep, value = item.rpartition("=")
         if not sep or not name.strip():
             raise InputError(f"--dim {item!r} is not NAME=VALUE (e.g. --dim batch=1)")
         try:
@@ -44,12 +45,12 @@ def parse_dims(items) -> dict[str, int]:
 
 def _dtype(info: onnx.ValueInfoProto) -> np.dtype:
     if not info.type.HasField("tensor_type"):
-        raise InputError(f"input {info.name!r} is not a tensor; give it with --inputs")
+        raise InputError(f"input {info.name!r} is not a tensor: ortops compare feeds numeric tensors only")
     elem = info.type.tensor_type.elem_type
     numpy = next((t.numpy for t in dtypes.ELEMENT_TYPES if t.onnx == elem), None)
     if numpy is None:
-        raise InputError(f"input {info.name!r} has element type {onnx.TensorProto.DataType.Name(elem)}, "
-                         "which NumPy cannot hold; give it with --inputs")
+        raise InputError(f"input {info.name!r} has element type {onnx.TensorProto.DataType.Name(elem)}: ortops "
+                         "compare feeds NumPy arrays of numeric types only")
     return np.dtype(numpy)
 
 

@@ -199,6 +199,12 @@ def _inline(model: onnx.ModelProto, index: int, branch: str) -> onnx.ModelProto:
     nodes = list(out.graph.node)
     tail = [helper.make_node("Identity", [b.name], [o], name=f"{node.name or 'If'}.{branch}.{o}")
             for b, o in zip(body.output, node.output) if o]
+    taken = {n.name for n in nodes if n is not node}
+    for lifted in (*body.node, *tail):  # node names must stay unique in the graph (ORT refuses twins)
+        base, count = lifted.name, 1
+        while lifted.name and lifted.name in taken:
+            lifted.name, count = f"{base}_{count}", count + 1
+        taken.add(lifted.name)
     del out.graph.node[:]
     out.graph.node.extend([*nodes[:index], *body.node, *tail, *nodes[index + 1:]])
     out.graph.initializer.extend(body.initializer)

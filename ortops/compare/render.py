@@ -68,7 +68,8 @@ def _group_lines(group: groups.NodeGroup) -> tuple[str, str]:
     """(the group's line, its worked example: the first node's evidence and reason)."""
     example = group.example
     reason = f" ({example['reason']})" if example.get("reason") else ""
-    return (f"{group.text()} {group.status}.",
+    status = f" {group.status}" if group.topics else ""  # text() ends in the status where no topic
+    return (f"{group.text()}{status}.",
             f"Worked example, {example['node']}: {example['detail']}{reason}")
 
 

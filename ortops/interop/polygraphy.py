@@ -374,6 +374,13 @@ def describe(report: dict, outputs, runtime: str) -> list[str]:
     return lines
 
 
+def _explained(report: dict, outputs, runtime: str) -> bool:
+    """Whether every runtime ran and ortops explained each of ``outputs`` in ``runtime``."""
+    verdicts = {row["output"]: row["verdict"] for row in report["outputs"] if row["runtime"] == runtime}
+    return all(r["status"] == "ok" for r in report["runtimes"]) and all(verdicts.get(n) == "explained"
+                                                                       for n in outputs)
+
+
 def explain_failures(model_path, *, inputs, accuracy, atol=None, rtol=None, cleanup=None) -> None:
     """Explain each output Polygraphy failed, with ``ortops compare``'s node audit; log the result.
 
@@ -424,7 +431,7 @@ def explain_failures(model_path, *, inputs, accuracy, atol=None, rtol=None, clea
             report = compare(model_path, inputs=feeds[iteration], runtimes=[base, other],
                              openvino_precision=precision if other == "openvino" else base_precision, **tolerances)
             lines = describe(report, outputs, other)
-            log = G_LOGGER.info if all(" explained, at node " in line for line in lines) else G_LOGGER.warning
+            log = G_LOGGER.info if _explained(report, outputs, other) else G_LOGGER.warning
             log("\n    ".join([head, *lines]))
     except Exception as exc:  # the audit is an addition: it must not hide Polygraphy's own verdict
         G_LOGGER.warning(f"ortops explain | the audit failed: {type(exc).__name__}: {exc}")

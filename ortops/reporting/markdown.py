@@ -1,8 +1,9 @@
-"""Render a :class:`~ortops.reporting.document.Document` as GitHub Markdown; cell text is escaped
-(``|``, newlines), never cut."""
+"""Render a :class:`~ortops.reporting.document.Document` as GitHub Markdown; text is escaped
+(``|`` in cells, raw HTML, newlines), never cut."""
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from .document import Block, Bullets, Code, Details, Document, Grid, Heading, Paragraph, Table, cell
@@ -11,8 +12,17 @@ __all__ = ["render", "table", "escape_cell", "blocks"]
 
 
 def escape_cell(text: str) -> str:
-    """``text`` safe inside a Markdown table cell: ``|`` escaped, newlines as ``<br>``."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+    """``text`` safe inside a Markdown table cell: ``|`` and ``<`` (raw HTML) escaped, newlines as
+    ``<br>``."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<").replace("\r", "").replace(
+        "\n", "<br>")
+
+
+def _inline(text: str) -> str:
+    """Heading, paragraph or bullet text on one line, with no raw HTML outside its ```code```
+    (names in a report may hold newlines, ``#``, ``<script>``)."""
+    parts = re.split(r"(`[^`]*`)", " ".join(str(text).splitlines()))
+    return "".join(part if i % 2 else part.replace("<", "\\<") for i, part in enumerate(parts))
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
@@ -25,10 +35,9 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
 
 
 def _cell_text(c) -> str:
-    text = escape_cell(c.text)
-    if c.code and text:
-        return "`" + text.replace("`", "'") + "`"
-    return text
+    if c.code and c.text:  # in code a backslash and < are themselves: only the table's | and newlines
+        return "`" + " ".join(str(c.text).splitlines()).replace("`", "'").replace("|", "\\|") + "`"
+    return escape_cell(c.text)
 
 
 def _fence(text: str) -> str:
@@ -43,22 +52,22 @@ def blocks(items: Sequence[Block]) -> list[str]:
     lines: list[str] = []
     for block in items:
         if isinstance(block, Heading):
-            lines += ["#" * min(6, block.level) + " " + block.text, ""]
+            lines += ["#" * min(6, block.level) + " " + _inline(block.text), ""]
         elif isinstance(block, Paragraph):
-            lines += [block.text, ""]
+            lines += [_inline(block.text), ""]
         elif isinstance(block, Bullets):
-            lines += [f"- {item}" for item in block.items] + [""]
+            lines += [f"- {_inline(item)}" for item in block.items] + [""]
         elif isinstance(block, Code):
             lines += [_fence(block.text), ""]
         elif isinstance(block, Table):  # a Grid too: Markdown has no colours
             if block.caption:
-                lines += [block.caption, ""]
+                lines += [_inline(block.caption), ""]
             lines += table(block.columns, block.rows)
             if isinstance(block, Grid) and block.legend:
                 lines += ["", "Legend: " + "; ".join(f"{status}: {what}" for status, what in block.legend) + "."]
             lines.append("")
         elif isinstance(block, Details):
-            lines += [f"### {block.title}", ""]
+            lines += [f"### {_inline(block.title)}", ""]
             lines += blocks(block.blocks)
         else:
             raise TypeError(f"not a report block: {type(block).__name__}")
@@ -67,4 +76,4 @@ def blocks(items: Sequence[Block]) -> list[str]:
 
 def render(document: Document) -> str:
     """The whole document as Markdown text, ending with one newline."""
-    return "\n".join([f"# {document.title}", "", *blocks(document.blocks)]).rstrip("\n") + "\n"
+    return "\n".join([f"# {_inline(document.title)}", "", *blocks(document.blocks)]).rstrip("\n") + "\n"

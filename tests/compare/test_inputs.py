@@ -42,6 +42,10 @@ def test_a_missing_symbolic_dim_is_named():
         inputs.generate(model, dims={"batch": 1})
 
 
+def test_a_dim_name_is_what_comes_before_the_last_equals_sign():
+    assert inputs.parse_dims(["batch=N=2", "W=320"]) == {"batch=N": 2, "W": 320}
+
+
 @pytest.mark.parametrize("item", ["batch", "=3", "batch=x", "batch=-1"])
 def test_malformed_dims_are_refused(item):
     with pytest.raises(InputError, match="--dim"):
@@ -72,3 +76,13 @@ def test_a_file_that_is_not_npz_is_an_input_error(tmp_path):
     bad.write_text("not numpy")
     with pytest.raises(InputError, match="not a readable .npz"):
         inputs.load_npz(bad)
+
+
+@pytest.mark.parametrize("elem_type", [TensorProto.BFLOAT16, TensorProto.STRING])
+def test_an_input_numpy_cannot_hold_is_refused_generated_or_given(elem_type):
+    """The message asked for --inputs, and gave the same answer when they were given."""
+    model = _model(helper.make_tensor_value_info("x", elem_type, [2]))
+    for attempt in (lambda: inputs.generate(model), lambda: inputs.check_feed(model, {"x": np.zeros(2, np.uint16)})):
+        with pytest.raises(InputError, match=r"^input 'x' has element type \w+: ortops compare feeds NumPy arrays "
+                                             "of numeric types only$"):
+            attempt()

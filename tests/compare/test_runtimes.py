@@ -98,9 +98,11 @@ def test_a_runtime_that_is_not_installed_is_reported_as_missing(tmp_path, monkey
     assert report["summary"]["exit_status"] == 0
 
 
-def test_a_model_a_runtime_refuses_is_reported_as_failed(tmp_path):
-    """ORT has no TopK kernel for uint64 (ORT 1.31, 1.32): reported, with ORT's message."""
-    graph = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="t")], "g",
+@pytest.mark.parametrize("name", ["t", ""])
+def test_a_model_a_runtime_refuses_is_reported_as_failed(tmp_path, name):
+    """ORT has no TopK kernel for uint64 (ORT 1.31, 1.32): reported, with ORT's message, and
+    explained at the node, named or not (ORT then says "name ''")."""
+    graph = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"], name=name)], "g",
                               [helper.make_tensor_value_info("x", TensorProto.UINT64, [5])],
                               [helper.make_tensor_value_info("v", TensorProto.UINT64, None),
                                helper.make_tensor_value_info("i", TensorProto.INT64, None)],
@@ -112,7 +114,7 @@ def test_a_model_a_runtime_refuses_is_reported_as_failed(tmp_path):
     if ort["status"] == "ok":
         pytest.skip("this ORT has a uint64 TopK kernel")
     assert ort["status"] == "failed" and ort["detail"]
-    assert ort["verdict"] == "explained" and ort["topic"] == "uint64" and ort["node"] == "t", ort
+    assert ort["verdict"] == "explained" and ort["topic"] == "uint64" and ort["node"] == (name or "#0"), ort
 
 
 @pytest.mark.parametrize("make, feed", [

@@ -9,6 +9,7 @@ import pytest
 
 from ortops import cli
 from ortops.compare.groups import fit, group_nodes, span
+from ortops.compare.render import _group_lines
 from . import models
 
 NAMES = ["/TopK"] + [f"/TopK_{i}" for i in range(1, 90)]
@@ -65,6 +66,10 @@ def test_groups_count_their_units_and_abbreviate():
     first, second = group_nodes(rows)
     assert first.text() == "7 TopK nodes (/TopK ... /TopK_6): 3 near-ties, 4 ties"
     assert second.text() == "1 ArgMax node (am): unexplained"
+    for row in rows:
+        row.update(detail="differs", reason="")
+    assert _group_lines(first)[0] == "7 TopK nodes (/TopK ... /TopK_6): 3 near-ties, 4 ties explained."
+    assert _group_lines(second) == ("1 ArgMax node (am): unexplained.", "Worked example, am: differs")
     assert span(["a", "b", "c"]) == "a, b, c" and span(list("abcd")) == "a ... d"
     assert fit("  word " * 40, 30) == "  word word word word word ..."
     assert fit("short", 30) == "short"

@@ -174,3 +174,19 @@ def test_known_inputs_decide_without_a_run(branch_value):
     model.graph.input.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
     lifted = model_mod.lift_branches(model, audit.is_audited, probe=None, known={"cond": np.array(branch_value)})
     assert lifted.inlined == [("choose", "then_branch" if branch_value else "else_branch")]
+
+
+def test_lifted_node_names_stay_unique():
+    """The branch's nodes and the Identity that carries its output take names of their own
+    where the graph has them already (ORT refused the lifted model: two nodes of one name)."""
+    model = _constant_condition_model()
+    model.graph.node.extend([helper.make_node("Identity", ["x"], ["x2"], name="choose.else_branch.out"),
+                             helper.make_node("Identity", ["x"], ["x3"], name="fallback")])
+    model.graph.output.extend([helper.make_tensor_value_info(n, FLOAT, [4, 16]) for n in ("x2", "x3")])
+    lifted = model_mod.lift_branches(model, audit.is_audited, probe=None).model
+    names = [n.name for n in lifted.graph.node]
+    assert len(names) == len(set(names)), names
+    x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+    out, _, _ = ort.InferenceSession(lifted.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})
+    assert out.tolist() == x.argmax(axis=-1, keepdims=True).astype(np.float32).tolist()

@@ -143,7 +143,13 @@ def test_describe_names_the_node_or_says_nothing_explains_it():
         "values: ortops verdict match: within atol=1e-05, rtol=1e-05 in ortops' run, so there is nothing to explain",
         "other: ortops did not compare it (not an output of the model file)",
     ]
+    # The log level follows the verdicts, not the text (a name may read like an explanation).
+    assert plugin._explained(report, ["indices"], "openvino")
+    assert not plugin._explained(report, ["indices", "scores"], "openvino")
+    report["outputs"][1]["output"] = "x, at node: explained, at node y"
+    assert not plugin._explained(report, ["x, at node: explained, at node y"], "openvino")
     report["runtimes"][1].update(status="crashed", detail="the openvino process died (killed by signal 11)")
+    assert not plugin._explained(report, ["indices"], "openvino")
     assert plugin.describe(report, ["indices"], "openvino") == [
         "ortops could not run openvino (crashed): the openvino process died (killed by signal 11)"]
 

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import numpy as np
 from hypothesis import given, strategies as st
 
-from ortops.reporting import (Cell, Code, Details, Difference, Document, Grid, Heading, PairSummary, Paragraph,
+from ortops.reporting import (Bullets, Cell, Code, Details, Difference, Document, Grid, Heading, PairSummary, Paragraph,
                               Table, TopicCount, console, html, markdown, summary_blocks)
 
 
@@ -55,11 +55,25 @@ def _document() -> Document:
 
 def test_markdown_keeps_every_cell_whole_and_escapes_pipes():
     text = markdown.render(_document())
-    assert text.startswith("# demo <report>\n")
+    assert text.startswith("# demo \\<report>\n")  # no raw HTML
     assert "| x\\|y | 3 |" in text
-    assert "NaN <order> | here" in text  # a bullet, not a table cell: no escaping needed
+    assert "NaN \\<order> | here" in text  # a bullet, not a table cell: | needs no escaping
     assert "| a vs b | 4 | 3 | 1 | 0 | 0 |" in text
     assert "```\na | b\n<c>\n```" in text
+
+
+def test_markdown_names_inject_no_line_and_no_html():
+    """Names in a report may hold newlines, '#' and markup: each block stays one line, and raw
+    HTML is escaped outside code (compare.md grew headings and <script> from an output name)."""
+    name = "out\n# injected\n<script>x</script>"
+    doc = Document(f"compare {name}", [Heading(name), Paragraph(f"see `{name}` and {name}"), Bullets([name]),
+                                       Details(name, [Paragraph(name)]),
+                                       Table(["name", "path"], [[Cell(name, code=True), "a\\b"]])])
+    text = markdown.render(doc)
+    assert [line for line in text.splitlines() if line.startswith("# ")] == [
+        "# compare out # injected \\<script>x\\</script>"]
+    assert re.findall(r"(?<!\\)<script>", text.replace("`out # injected <script>x</script>`", "")) == []
+    assert "| `out # injected <script>x</script>` | a\\\\b |" in text  # code keeps its backslashes as they are
 
 
 def test_html_is_self_contained_escaped_and_coloured():
