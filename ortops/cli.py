@@ -298,7 +298,7 @@ def _install_oracle(args: argparse.Namespace) -> int:
     try:
         ncnn_build.install(sdist=args.sdist, build_dir=args.build_dir, jobs=args.jobs,
                            log=functools.partial(print, flush=True))
-    except (FileNotFoundError, ncnn_build.MissingTools, ncnn_build.BuildError) as exc:
+    except (FileNotFoundError, ValueError, ncnn_build.MissingTools, ncnn_build.BuildError) as exc:
         print(f"ortops install-oracle: {exc}", file=sys.stderr)
         return EXIT_UNEXPLAINED if isinstance(exc, ncnn_build.BuildError) else EXIT_USAGE
     return EXIT_OK

@@ -212,8 +212,8 @@ def _output_lines(report: dict, row: dict) -> tuple[str, str]:
 
 def print_summary(report: dict, out, width: int | None = None) -> None:
     """The terminal summary: runtimes, per-pair counts of outputs, the audited nodes that differ
-    grouped by op (one worked example each), and every output that differs. Every line fits in
-    ``width`` columns (default: the terminal's, ``COLUMNS`` first; 100 off a terminal, as in a pipe
+    grouped by op (one worked example each), and every output that differs. Every line but a
+    runtime that did not run (its whole reason) fits in ``width`` columns (default: the terminal's, ``COLUMNS`` first; 100 off a terminal, as in a pipe
     or a CI log); the full lists and texts are in compare.json, compare.md and compare.html."""
     width = width or shutil.get_terminal_size((100, 24)).columns
 
@@ -228,7 +228,10 @@ def print_summary(report: dict, out, width: int | None = None) -> None:
             text += f": {r['detail']}"
         if r.get("explanation"):
             text += f" [{r['verdict']}: {r['explanation']}]"
-        line(text)
+        if r["status"] == "ok":
+            line(text)
+        else:  # its whole reason, which ends in what to do (e.g. the extra to install)
+            console.print_line(out, text)
     pairs = _pairs(report)
     for pair, _ in pairs:
         line(console.pair_line("compare", pair, STATUSES))

@@ -164,11 +164,11 @@ def _download(directory: Path, log) -> Path:
     return found[0]
 
 
-def _check_hash(archive: Path) -> None:
-    """BuildError unless ``archive`` is the pinned source package (its sha256)."""
+def _check_hash(archive: Path, error: type[Exception] = BuildError) -> None:
+    """``error`` unless ``archive`` is the pinned source package (its sha256)."""
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     if digest != SDIST_SHA256:
-        raise BuildError(f"{archive} is not ncnn-{NCNN_RELEASE}.tar.gz from PyPI: sha256 {digest}, "
+        raise error(f"{archive} is not ncnn-{NCNN_RELEASE}.tar.gz from PyPI: sha256 {digest}, "
                          f"expected {SDIST_SHA256}")
 
 
@@ -246,14 +246,18 @@ def install(*, sdist: str | os.PathLike | None = None, build_dir: str | os.PathL
     ------
     FileNotFoundError
         When ``sdist`` is given and is not a file.
+    ValueError
+        When ``sdist`` is given and is not the pinned source package (another sha256).
     MissingTools
         Before anything is downloaded, when a build tool is missing.
     BuildError
         When a step fails (its output's last lines are in the message), or when the installed
         module lacks a needed layer.
     """
-    if sdist is not None and not Path(sdist).is_file():
-        raise FileNotFoundError(f"--sdist {sdist} is not a file")
+    if sdist is not None:
+        if not Path(sdist).is_file():
+            raise FileNotFoundError(f"--sdist {sdist} is not a file")
+        _check_hash(Path(sdist), ValueError)
     tools = find_tools()
     log(f"tools: cmake {tools.cmake}, C++ {tools.cxx}, generator {tools.generator}, headers {tools.python_include}")
     jobs = jobs or os.cpu_count() or 1
@@ -261,7 +265,8 @@ def install(*, sdist: str | os.PathLike | None = None, build_dir: str | os.PathL
         work = Path(build_dir) if build_dir else Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
         archive = Path(sdist) if sdist else _download(work / "download", log)
-        _check_hash(archive)
+        if not sdist:
+            _check_hash(archive)
         source = _extract(archive, work / "source")
         options = cmake_options(layers_in_source(source))
         build = work / "build"

@@ -146,7 +146,10 @@ class OpenvinoRunner(BaseRunner):
         from . import openvino as ov_interop
 
         model, _ = util.invoke_if_callable(self._model)
-        self.compiled = ov_interop.compile_model(model, self.device, self.config)
+        try:
+            self.compiled = ov_interop.compile_model(model, self.device, self.config)
+        except ModuleNotFoundError as exc:  # one line, as Polygraphy says a missing module, not a traceback
+            G_LOGGER.critical(str(exc))
         self.request = self.compiled.create_infer_request()
 
     @util.check_called_by("get_input_metadata")

@@ -73,3 +73,25 @@ def test_groups_count_their_units_and_abbreviate():
     assert span(["a", "b", "c"]) == "a, b, c" and span(list("abcd")) == "a ... d"
     assert fit("  word " * 40, 30) == "  word word word word word ..."
     assert fit("short", 30) == "short"
+
+
+def test_a_runtime_that_did_not_run_keeps_its_whole_reason(tmp_path):
+    """Lines are cut to the width, but a missing runtime's reason ends in the extra to install:
+    "pip install 'ortops[openvino]'" was cut off at 100 columns."""
+    import io
+
+    from ortops.compare import compare
+    from ortops.compare.render import print_summary
+    from ortops.reporting import console
+
+    path = models.tie_chain(tmp_path / "m.onnx")
+    report = compare(path, inputs={"x": models.tie_heavy((8, 16))}, runtimes=["onnxruntime", "reference"])
+    reason = ("openvino is not installed (running ortops models in OpenVINO needs the openvino package: pip install "
+              "'ortops[openvino]' (No module named 'openvino'))")
+    report["runtimes"].append({**report["runtimes"][1], "name": "openvino", "status": "missing", "version": "",
+                               "detail": reason})
+    buffer = io.StringIO()
+    print_summary(report, console.make_console(buffer, plain=True), width=100)
+    lines = buffer.getvalue().splitlines()
+    assert f"runtime openvino: missing in {report['runtimes'][1]['seconds']:.1f} s: {reason}" in lines, lines
+    assert all(len(line) <= 100 for line in lines if not line.startswith("runtime openvino"))

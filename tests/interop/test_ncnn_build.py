@@ -66,11 +66,17 @@ def test_the_cli_exits_2_naming_the_missing_tools(tmp_path, monkeypatch, capsys)
     assert not (tmp_path / "build").exists()
 
 
-def test_an_sdist_that_is_not_a_file_is_a_usage_error(tmp_path, capsys):
-    """Checked before the tools and before anything is made."""
+def test_an_sdist_that_is_not_the_pinned_file_is_a_usage_error(tmp_path, capsys):
+    """Checked before the tools and before anything is made (another file exited 1, "a build step
+    failed", after making the build folder)."""
     missing = tmp_path / "ncnn.tar.gz"
     status = cli.main(["install-oracle", "ncnn", "--sdist", str(missing), "--build-dir", str(tmp_path / "build")])
     assert status == 2 and f"--sdist {missing} is not a file" in capsys.readouterr().err
+    assert not (tmp_path / "build").exists()
+    other = tmp_path / "other.tar.gz"  # a file, but not the pinned source package
+    other.write_bytes(b"not ncnn")
+    status = cli.main(["install-oracle", "ncnn", "--sdist", str(other), "--build-dir", str(tmp_path / "build")])
+    assert status == 2 and f"{other} is not ncnn-" in capsys.readouterr().err
     assert not (tmp_path / "build").exists()
 
 

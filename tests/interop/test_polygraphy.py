@@ -161,10 +161,11 @@ def test_runner_names_map_to_ortops_compare_runtimes():
     assert plugin._runtime("trt-runner-N0-01/02/26-10:00:00") == (None, "f32")
 
 
-def _polygraphy(*args, cwd):
+def _polygraphy(*args, cwd, env=None):
     if not POLYGRAPHY.exists():
         pytest.skip(f"no polygraphy command next to {sys.executable}")
-    return subprocess.run([os.fspath(POLYGRAPHY), "run", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run([os.fspath(POLYGRAPHY), "run", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env=env)
 
 
 def _standard_top_k(path):
@@ -205,3 +206,16 @@ def test_polygraphy_run_ortops_nodes_in_both_runners(tmp_path):
     assert "PASSED | simple | All outputs matched | Outputs: ['values', 'indices', 'argmax']" in log, log
     assert "ortops explain | Polygraphy failed no output: nothing to explain" in log, log
     assert (tmp_path / "out.json").exists()
+
+
+def test_openvino_runner_without_openvino_says_the_extra_in_one_line(tmp_path):
+    """Without the openvino package, --openvino printed two chained tracebacks (72 lines)."""
+    _standard_top_k(tmp_path / "topk.onnx")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text("import sys\nsys.modules['openvino'] = None\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), os.environ.get("PYTHONPATH", "")])}
+    done = _polygraphy("topk.onnx", "--onnxrt", "--openvino", cwd=tmp_path, env=env)
+    log = done.stdout + done.stderr
+    assert done.returncode != 0, log
+    assert "[!] running ortops models in OpenVINO needs the openvino package: pip install 'ortops[openvino]'" in log
+    assert "Traceback" not in log, log
