@@ -46,7 +46,6 @@ PATHS = {
 @pytest.mark.parametrize("path", PATHS)
 def test_ctrl_c_during_an_op_raises_keyboard_interrupt(path):
     child = run_child(SETUP + PATHS[path] + """
-start = time.monotonic()
 send_soon(signal.SIGINT)
 try:
     try:
@@ -55,7 +54,7 @@ try:
     except ValueError as exc:                    # OpError is a ValueError: must not catch Ctrl-C
         print("CAUGHT AS ValueError", exc)
 except KeyboardInterrupt:
-    print("KeyboardInterrupt", f"{time.monotonic() - start:.2f}", len(slow_calls))
+    print("KeyboardInterrupt", len(slow_calls), len(slept))
 run = None
 """, timeout=60)
     assert child.status == 0, child.describe()

@@ -430,7 +430,6 @@ import numpy as np
 import ortops
 {SLOW_TOP_K}
 session = ortops.InferenceSession({str(path)!r}, path="pyop")  # the PyOp: its kernel is what this exercises
-start = time.monotonic()
 threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
 try:
     try:
@@ -441,7 +440,7 @@ try:
     except Exception as exc:
         print("CAUGHT AS", type(exc).__name__)
 except KeyboardInterrupt:
-    print("KeyboardInterrupt", f"{{time.monotonic() - start:.2f}}", len(slow_calls))
+    print("KeyboardInterrupt", len(slow_calls), len(slept))
 """, timeout=100)
     assert child.status == 0, child.describe()
     assert_interrupted_early(child)  # the op stopped at once and no later iteration ran it: no 30 s wait
