@@ -140,6 +140,10 @@ def make_call(op: str, impl: str, p: dict, feed: dict[str, np.ndarray]) -> Calla
     call = op_bench(op).call(impl, p, feed, SESSIONS)
     if call is None:
         raise ValueError(f"no implementation {impl!r} for {op}")
+    if impl.startswith("openvino"):  # it compiled a model: the thread keeps a signal stack Python fits in
+        from ..interop.openvino import roomy_signal_stack
+
+        roomy_signal_stack()
     return call
 
 

@@ -148,7 +148,7 @@ def _compiled(serialized: bytes):
     reason there is none. Not cached (a compiled model holds its tensors and threads); the inputs'
     dimensions are made dynamic (static ones made OpenVINO hold 1.3 GiB instead of 0.7 for 2**24 + 2
     elements)."""
-    from ..interop.openvino import DEFAULT_CONFIG, require_openvino
+    from ..interop.openvino import DEFAULT_CONFIG, require_openvino, roomy_signal_stack
     from ..lowering import lower
 
     try:
@@ -161,6 +161,7 @@ def _compiled(serialized: bytes):
             dim.dim_param = f"{value.name}_dim"
     core = runtime.cached("openvino.plain_core", None, lambda: require_openvino().Core())
     compiled = core.compile_model(core.read_model(model.SerializeToString(), b""), "CPU", DEFAULT_CONFIG)
+    roomy_signal_stack()
     return compiled, [i.name for i in model.graph.input]
 
 

@@ -23,8 +23,11 @@ missing.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
+import sys
+import threading
 from functools import partial
 from typing import Any, Mapping, Sequence
 
@@ -55,6 +58,7 @@ __all__ = [
     "run",
     "output_names",
     "clear_cache",
+    "roomy_signal_stack",
 ]
 
 #: What to do when OpenVINO is missing.
@@ -236,6 +240,37 @@ def _cache_key(model) -> tuple | None:
     return None  # an openvino.Model: compiled every time
 
 
+class _SignalStack(ctypes.Structure):  # stack_t
+    _fields_ = [("ss_sp", ctypes.c_void_p), ("ss_flags", ctypes.c_int), ("ss_size", ctypes.c_size_t)]
+
+
+#: The least alternate signal stack a thread keeps after OpenVINO compiled a model on it.
+SIGNAL_STACK_BYTES = 1 << 16
+_signal_stacks = threading.local()
+
+
+def roomy_signal_stack() -> None:
+    """Give the calling thread an alternate signal stack of :data:`SIGNAL_STACK_BYTES` where a
+    smaller one is installed (Linux; elsewhere nothing).
+
+    OpenVINO 2026.4's CPU plugin installs an 11,568-byte alternate signal stack on the thread
+    that compiles a model. Python's signal handler runs there, and the dynamic linker's lazy
+    binding inside it (which saves the CPU's extended state) overflows it: a Ctrl-C then
+    crashed the process with a segmentation fault. Called after every compilation ortops makes;
+    the new stack lives as long as the thread.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    current = _SignalStack()
+    if libc.sigaltstack(None, ctypes.byref(current)) != 0 or current.ss_flags or \
+            current.ss_size >= SIGNAL_STACK_BYTES:
+        return  # none (SS_DISABLE), in use (SS_ONSTACK), or large enough
+    _signal_stacks.buffer = ctypes.create_string_buffer(SIGNAL_STACK_BYTES)
+    libc.sigaltstack(ctypes.byref(_SignalStack(ctypes.addressof(_signal_stacks.buffer), 0, SIGNAL_STACK_BYTES)),
+                     None)
+
+
 def compile_model(model, device: str = "CPU", config: Mapping[str, Any] | None = None):
     """An ``openvino.CompiledModel`` for ``model`` on ``device``, cached.
 
@@ -258,10 +293,13 @@ def compile_model(model, device: str = "CPU", config: Mapping[str, Any] | None =
     config = dict(DEFAULT_CONFIG if config is None else config)
     key = _cache_key(model)
     if key is None:
-        return _shared_core().compile_model(model, device, config)
-    key = (*key, device, tuple(sorted((str(k), str(v)) for k, v in config.items())))
-    return runtime.cached(_COMPILED_CACHE, key, lambda: _shared_core().compile_model(read_model(model), device, config),
-                          limit=_CACHE_SIZE)
+        compiled = _shared_core().compile_model(model, device, config)
+    else:
+        key = (*key, device, tuple(sorted((str(k), str(v)) for k, v in config.items())))
+        compiled = runtime.cached(_COMPILED_CACHE, key, lambda: _shared_core().compile_model(read_model(model), device,
+                                                                                               config), limit=_CACHE_SIZE)
+    roomy_signal_stack()
+    return compiled
 
 
 def run(model, feed: Mapping[str, np.ndarray], *, device: str = "CPU",

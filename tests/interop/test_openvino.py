@@ -312,3 +312,27 @@ def test_without_openvino_the_error_names_the_extra():
     """)
     assert done.returncode == 0, done.stderr
     assert "pip install 'ortops[openvino]'" in done.stdout
+
+
+def test_a_thread_that_compiled_keeps_a_signal_stack_python_fits_in():
+    """OpenVINO's CPU plugin leaves an 11,568-byte alternate signal stack on the compiling
+    thread; Python's signal handler overflowed it (Ctrl-C during `ortops bench` segfaulted)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("sigaltstack as Linux has it")
+    code = textwrap.dedent("""
+        import ctypes
+        from onnx import TensorProto
+        from ortops import builder
+        from ortops.interop import openvino as ov_interop
+
+        class Stack(ctypes.Structure):
+            _fields_ = [("sp", ctypes.c_void_p), ("flags", ctypes.c_int), ("size", ctypes.c_size_t)]
+
+        ov_interop.compile_model(builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value"))
+        stack = Stack()
+        ctypes.CDLL(None).sigaltstack(None, ctypes.byref(stack))
+        print(stack.flags, stack.size)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    flags, size = map(int, done.stdout.split())
+    assert flags == 2 or size >= 1 << 16, (flags, size)  # none (SS_DISABLE), or one of 64 KiB at least
