@@ -38,8 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default="bench-out", help="output directory (default: ./bench-out)")
     parser.add_argument("--ops", nargs="+", choices=OPS, default=list(OPS), help="only these ops (default: all)")
     parser.add_argument("--repeat", type=int, metavar="N",
-                        help="rounds of interleaved samples per case, exactly (default: 15, 5 with --quick; "
-                             "cheap cases then get up to 4x more within a time budget)")
+                        help="rounds of interleaved samples per case, exactly, where a call is cheap (default: 15, "
+                             "5 with --quick; cheap cases then get up to 4x more within a time budget); a slow "
+                             "implementation keeps its few samples")
     return parser
 
 

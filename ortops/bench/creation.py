@@ -3,7 +3,6 @@ feel beyond one op's call."""
 
 from __future__ import annotations
 
-import functools
 import statistics
 import timeit
 
@@ -17,18 +16,28 @@ CREATION_PATHS = ("built-in (plain ORT)", "ortops PyOp", "ortops lowered", "lowe
 IN_MODEL_PATHS = ("built-in", "ortops PyOp", "ortops lowered", "lowered standalone", "ortops (auto)")
 
 
-def _creation_times(kind: str, data: bytes, n: int) -> list[float]:
-    """In a fresh child: the seconds each of ``n`` session creations of ``kind`` takes (the
-    garbage collector on, as a user has it)."""
-    if kind.startswith("ortops"):
-        import ortops
+def _creation_times(models: dict[str, bytes], rounds: int) -> dict[str, list[float]]:
+    """In a fresh child: the seconds of each session creation per kind of ``models``, in ``rounds``
+    rounds of one creation of each kind, in alternating order (spinning off, the garbage collector
+    on, as a user has it)."""
+    from .calls import timed_options
 
-        make = functools.partial(ortops.InferenceSession, data, path="pyop" if kind == "ortops PyOp" else "lowered")
-    else:
+    def maker(kind: str, data: bytes):
+        if kind.startswith("ortops"):
+            import ortops
+
+            path = "pyop" if kind == "ortops PyOp" else "lowered"
+            return lambda: ortops.InferenceSession(data, timed_options(), path=path)
         import onnxruntime as ort
 
-        make = functools.partial(ort.InferenceSession, data, providers=["CPUExecutionProvider"])
-    return timeit.repeat(make, setup="gc.enable()", number=1, repeat=n)
+        return lambda: ort.InferenceSession(data, timed_options(), providers=["CPUExecutionProvider"])
+
+    makers = {kind: maker(kind, data) for kind, data in models.items()}
+    times: dict[str, list[float]] = {kind: [] for kind in makers}
+    for round_ in range(rounds):
+        for kind in list(makers)[::1 if round_ % 2 == 0 else -1]:
+            times[kind] += timeit.repeat(makers[kind], setup="gc.enable()", number=1, repeat=1)
+    return times
 
 
 def _models() -> dict[str, bytes]:
@@ -45,24 +54,26 @@ def _models() -> dict[str, bytes]:
 
 
 def run_creation(sessions: int = 10) -> list[dict]:
-    """Per path: ``first`` (in a fresh child: ortops and the extensions library load once per process)
-    and ``later`` (median) session creation in seconds, against a plain ORT session of the built-in
-    TopK. Lowered models are made before the child starts; the guarded path's figure includes the
-    lowering, as ``InferenceSession(path="lowered")`` does it."""
+    """Per path: ``first`` (in a fresh child of its own: ortops and the extensions library load
+    once per process) and ``later`` (median of ``sessions``, in one child where the paths take
+    turns after a round of warm-up) session creation in seconds; ``later_ratio``: the median of
+    each round's ratio to a plain ORT session of the built-in TopK. Lowered models are made
+    before the children start; the guarded path's figure includes the lowering, as
+    ``InferenceSession(path="lowered")`` does it."""
     from ..processes import call_once
 
+    models = _models()
+    later = call_once(_creation_times, models, sessions + 1)
     rows = []
-    for kind, data in _models().items():
-        outcome = call_once(_creation_times, kind, data, sessions)
-        if not outcome.ok:
-            rows.append({"path": kind, "error": (outcome.error or outcome.describe())[:200]})
+    for kind, data in models.items():
+        first = call_once(_creation_times, {kind: data}, 1)
+        failed = next((o for o in (first, later) if not o.ok), None)
+        if failed is not None:
+            rows.append({"path": kind, "error": (failed.error or failed.describe())[:200]})
             continue
-        times = outcome.value
-        rows.append({"path": kind, "first": times[0], "later": statistics.median(times[1:])})
-    plain = next((r["later"] for r in rows if r["path"] == CREATION_PATHS[0] and "later" in r), None)
-    for row in rows:
-        if plain and "later" in row:
-            row["later_ratio"] = row["later"] / plain
+        times, plain = later.value[kind][1:], later.value[CREATION_PATHS[0]][1:]
+        rows.append({"path": kind, "first": first.value[kind][0], "later": statistics.median(times),
+                     "later_ratio": statistics.median(t / p for t, p in zip(times, plain))})
     return rows
 
 

@@ -49,7 +49,7 @@ def cases(tiny: bool, have_openvino: bool, reference) -> list:
             ov = ("openvino",) if have_openvino else ()
             case = Case("ScatterElementsUpdate", name(p), p, ("ortops", "built-in", *ov, *ref), notes=notes)
             if (reduction, use_init_val) == ("sum", 1):
-                case.targets["ortops"] = [Target("≤1.2× built-in", (case.id, "built-in"), 1.2)]
+                case.targets["ortops"] = [Target("≤1.0× built-in", (case.id, "built-in"), 1.0)]
             found.append(case)
     return found
 
