@@ -6,9 +6,13 @@ ncnn`` (build the real ncnn runtime for ``--oracle ncnn``)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import pathlib
+import signal
 import sys
 import tempfile
+import threading
 import time
 
 __all__ = ["main"]
@@ -412,14 +416,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["bench"]:  # the benchmark parses its own options (ortops bench --quick)
-        from . import bench
+class Terminated(BaseException):
+    """SIGTERM arrived: raised like ``KeyboardInterrupt``, so that every ``finally`` removes what
+    the command made (a model written next to the user's, temporary folders)."""
 
-        return bench.main(argv[1:])
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+
+def _terminate(signum, frame):
+    raise Terminated
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit status. Ctrl-C and SIGTERM end it in one line on stderr, with
+    status 130 and 143, its temporary files removed; a stdout that is closed, or cannot encode
+    a character (``PYTHONIOENCODING=ascii``), does not stop it."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if sys.stdout is None:  # started with stdout closed
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError):  # not a text stream of the io module
+            stream.reconfigure(errors="backslashreplace")
+    on_term = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        on_term = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        if argv[:1] == ["bench"]:  # the benchmark parses its own options (ortops bench --quick)
+            from . import bench
+
+            return bench.main(argv[1:])
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except (KeyboardInterrupt, Terminated) as exc:
+        name = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
+        print(f"ortops {argv[0] if argv else ''}: {name}", file=sys.stderr)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 143
+    finally:
+        if on_term is not None:
+            signal.signal(signal.SIGTERM, on_term)
 
 
 if __name__ == "__main__":

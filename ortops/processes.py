@@ -21,6 +21,7 @@ import pickle
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -145,11 +146,11 @@ class Worker:
         self._stderr.close()
         self._process = self._pipe = self._stderr = None
 
-    def close(self) -> None:
-        """End the child: it exits when its pipe closes, or is killed after 10 s."""
+    def close(self, wait: float = 10) -> None:
+        """End the child: it exits when its pipe closes, or is killed after ``wait`` seconds."""
         if self._process is not None:
             self._pipe.close()
-            self._process.join(10)
+            self._process.join(wait)
             self._process.kill()  # nothing when it has exited
             self._process.join()
             self._end()
@@ -157,8 +158,8 @@ class Worker:
     def __enter__(self) -> "Worker":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind, *exc) -> None:
+        self.close(10 if kind is None else 0)  # interrupted (Ctrl-C): the child's call is not awaited
 
 
 def call_once(function: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Outcome:
@@ -173,6 +174,9 @@ def _serve(pipe, stderr_path: str) -> None:
     os.dup2(output, 2)
     os.dup2(output, 1)  # a runtime's own prints go to the stderr file, never into the answers
     sys.stdout = sys.stderr
+    parent = multiprocessing.parent_process()
+    if parent is not None:  # the process that asked for this one: a call must not outlive it (SIGKILL)
+        threading.Thread(target=_exit_after, args=(parent,), daemon=True).start()
     pipe.send("ready")
     while True:
         try:
@@ -185,3 +189,8 @@ def _serve(pipe, stderr_path: str) -> None:
         except Exception as exc:  # noqa: BLE001 - the parent reports it as this call's outcome
             answer = ("error", f"{type(exc).__name__}: {exc}")
         pipe.send(answer)
+
+
+def _exit_after(parent) -> None:
+    parent.join()
+    os._exit(1)

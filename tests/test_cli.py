@@ -159,3 +159,12 @@ def test_a_damaged_saved_case_is_one_line_and_exit_2(tmp_path, capsys, damage):
     capsys.readouterr()
     assert _conformance("--case", name, "--from", str(saved)) == cli.EXIT_USAGE
     assert f"the saved case {name!r} in {saved} cannot be read" in capsys.readouterr().out.replace("\n", "")
+
+
+def test_conformance_with_stdout_closed_writes_its_report(tmp_path):
+    """`ortops conformance >&-`: sys.stdout is None, and the run ended in AttributeError (isatty)."""
+    done = subprocess.run([sys.executable, "-m", "ortops.cli", "conformance", "--ops", "ArgMax", "--sources",
+                           "seed-example", "--out", str(tmp_path / "r")], stdout=None, stderr=subprocess.PIPE,
+                          text=True, timeout=120, check=False, preexec_fn=lambda: __import__("os").close(1))
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "r" / "report.json").read_text())["summary"]["unexplained"] == 0

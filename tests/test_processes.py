@@ -97,3 +97,29 @@ def test_a_script_without_a_main_guard_is_told_why_its_child_died(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False)
     said = [line for line in done.stdout.splitlines() if line.startswith("CRASH")]
     assert said and "while starting" in said[-1] and "if __name__ == '__main__':" in said[-1], done
+
+
+def test_a_child_does_not_outlive_the_process_that_asked_for_it(tmp_path):
+    """A parent killed with SIGKILL left its child running its call to the end (a minute here)."""
+    script = tmp_path / "parent.py"
+    script.write_text("import os, sys, time\nfrom ortops.processes import Worker\n"
+                      "if __name__ == '__main__':\n"
+                      "    worker = Worker()\n"
+                      "    worker._start()\n"
+                      "    open(sys.argv[1], 'w').write(str(worker._process.pid))\n"
+                      "    worker._pipe.send((time.sleep, (60,), {}))\n"
+                      "    time.sleep(1)\n"
+                      "    os.kill(os.getpid(), 9)\n")
+    # No pipes: the fork server inherits them, and reading them would wait for the child.
+    subprocess.run([sys.executable, str(script), str(tmp_path / "pid")], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=120, check=False)
+    child = int((tmp_path / "pid").read_text())
+    for _ in range(100):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, 9)
+        pytest.fail("the child still ran 10 s after its parent was killed")

@@ -18,6 +18,8 @@ import platform
 import sys
 import time
 
+from ..reporting import write_files
+from ..reporting.console import is_plain, make_console
 from . import creation
 from .cases import BUILT_INS, CONFIGS, OPS, Config, matrix, op_bench
 from .memory import run_memory
@@ -46,7 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """``ortops bench`` and ``scripts/bench.py``; returns the exit status (0 unless it fails)."""
-    from rich.console import Console
     from rich.markup import escape
 
     import ortops
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # an existing file, or a folder that cannot be made
         parser.error(f"--out {out} cannot be written: {exc}")
-    console = Console(record=True, width=None if sys.stdout.isatty() else 150)
+    console = make_console(plain=False, record=True, width=150 if is_plain() else None)
     start = time.perf_counter()
     load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
 
@@ -131,11 +132,14 @@ def main(argv: list[str] | None = None) -> int:
         "notes": notes,
         "case_notes": case_notes,
     }
-    (out / "bench.json").write_text(json.dumps(report, indent=1) + "\n")
     files = [out / "bench.json", out / "bench.txt"] + ([out / "scaling.png"] if not plot_note else [])
     load = f" (load average {load_before[0]:.1f} -> {load_after[0]:.1f})" if load_before and load_after else ""
     console.print(f"{len(rows)} rows in {seconds:.0f} s{load}. Wrote {', '.join(str(f) for f in files)}")
-    console.save_text(str(out / "bench.txt"))
+    try:
+        write_files({out / "bench.json": json.dumps(report, indent=1) + "\n", out / "bench.txt": console.export_text()})
+    except OSError as exc:  # e.g. a full disk: nothing half-written is left
+        print(f"ortops bench: --out {out} cannot be written: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return 0
 
 

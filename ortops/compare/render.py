@@ -187,10 +187,9 @@ def document(report: dict) -> Document:
 
 def write_reports(report: dict, out) -> tuple[pathlib.Path, pathlib.Path, pathlib.Path]:
     """Write ``compare.json``, ``compare.md`` and ``compare.html`` into ``out`` (created if needed)."""
-    md_path, html_path = write(document(report), out, "compare")
-    json_path = pathlib.Path(out) / "compare.json"
-    json_path.write_text(json.dumps(report, indent=1, allow_nan=False, default=str) + "\n", encoding="utf-8")
-    return json_path, md_path, html_path
+    md_path, html_path = write(document(report), out, "compare",
+                               {"compare.json": json.dumps(report, indent=1, allow_nan=False, default=str) + "\n"})
+    return pathlib.Path(out) / "compare.json", md_path, html_path
 
 
 def _output_lines(report: dict, row: dict) -> tuple[str, str]:

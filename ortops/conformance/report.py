@@ -256,7 +256,6 @@ def write_reports(results: Sequence[Result], out_dir: pathlib.Path, notes: Seque
     """Write ``report.json``, ``report.md`` and ``report.html`` into ``out_dir`` (created if
     needed); returns the paths of report.json and report.md."""
     out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     data = {
         "summary": summary(results),
         "pairs": [{"pair": p.name, **p.counts, "cases": p.total, "note": p.note,
@@ -268,13 +267,13 @@ def write_reports(results: Sequence[Result], out_dir: pathlib.Path, notes: Seque
         "notes": list(notes),
         "cases": [r.to_json() for r in results],
     }
-    (out_dir / "report.json").write_text(json.dumps(data, indent=1, default=str) + "\n")
     doc = document(results, data)
-    (out_dir / "report.md").write_text(reporting.markdown.render(doc))
     page = Document(doc.title, [*doc.blocks, Heading("All cases"),
                                 Paragraph("Every case of the run with each oracle family's verdict (sortable, "
                                           "filterable)."), _all_cases_table(results)])
-    (out_dir / "report.html").write_text(reporting.html.render(page))
+    reporting.write_files({out_dir / "report.json": json.dumps(data, indent=1, default=str) + "\n",
+                           out_dir / "report.md": reporting.markdown.render(doc),
+                           out_dir / "report.html": reporting.html.render(page)})
     return out_dir / "report.json", out_dir / "report.md"
 
 

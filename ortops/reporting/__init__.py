@@ -5,6 +5,7 @@ terminal, or whole plain lines in a CI log); :func:`write` writes the two files.
 package knows what a command compares.
 """
 
+import os
 import pathlib
 
 from . import console, html, markdown
@@ -30,7 +31,7 @@ from .document import (
 
 __all__ = ["STATUSES", "Block", "Bullets", "Cell", "Code", "Details", "Difference", "Document", "Grid", "Heading",
            "PairSummary", "Paragraph", "Table", "TopicCount", "cell", "console", "html", "jsonable", "markdown",
-           "preview", "summary_blocks", "version", "write"]
+           "preview", "summary_blocks", "version", "write", "write_files"]
 
 
 def version(dist: str) -> str | None:
@@ -43,12 +44,31 @@ def version(dist: str) -> str | None:
         return None
 
 
-def write(document: Document, out_dir, stem: str = "report") -> tuple:
-    """Write ``<stem>.md`` and ``<stem>.html`` of ``document`` into ``out_dir`` (created if
-    needed); returns their paths."""
+def write(document: Document, out_dir, stem: str = "report", extra: dict[str, str] | None = None) -> tuple:
+    """Write ``<stem>.md`` and ``<stem>.html`` of ``document``, and each ``extra`` file name ->
+    text, into ``out_dir`` (created if needed), all or none (:func:`write_files`); returns the
+    paths of the two."""
     out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     md, page = out / f"{stem}.md", out / f"{stem}.html"
-    md.write_text(markdown.render(document), encoding="utf-8")
-    page.write_text(html.render(document), encoding="utf-8")
+    write_files({md: markdown.render(document), page: html.render(document),
+                 **{out / name: text for name, text in (extra or {}).items()}})
     return md, page
+
+
+def write_files(files: dict[pathlib.Path, str]) -> None:
+    """Write each path's text (UTF-8), all or none: every file is written beside its place first,
+    then all are moved in. A failure (a full disk) removes what it wrote and raises, and leaves
+    the files as they were: never a truncated report, nor one run's next to another's."""
+    written = []
+    try:
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+            written.append((partial, path))
+            partial.write_text(text, encoding="utf-8")
+    except BaseException:
+        for partial, _ in written:
+            partial.unlink(missing_ok=True)
+        raise
+    for partial, path in written:
+        os.replace(partial, path)

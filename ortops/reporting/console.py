@@ -5,6 +5,8 @@ with all its columns; :func:`make_console` chooses the mode from the stream.
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 from typing import IO, Sequence
 
@@ -22,16 +24,29 @@ def is_plain(file: IO | None = None) -> bool:
         return True
 
 
-def make_console(file: IO | None = None, *, plain: bool | None = None):
+def make_console(file: IO | None = None, *, plain: bool | None = None, **options):
     """A ``rich.console.Console`` for ``file`` (default: stdout): the terminal's width on a
-    terminal; on anything else no colour, no wrapping and no width limit."""
-    from rich.console import Console
-
+    terminal; on anything else no colour, no wrapping and no width limit. ``options`` go to the
+    Console. When the reader goes away (``| head -1``), it prints nothing more and the command
+    goes on to write its files (rich would end the process with exit status 1)."""
+    Console = _quiet_on_broken_pipe()
     plain = is_plain(file) if plain is None else plain
     if not plain:
-        return Console(file=file)
-    return Console(file=file, width=1_000_000, soft_wrap=True, no_color=True, highlight=False, emoji=False,
-                   force_terminal=False)
+        return Console(file=file, **options)
+    return Console(file=file, **{"width": 1_000_000, "soft_wrap": True, "no_color": True, "highlight": False,
+                                 "emoji": False, "force_terminal": False, **options})
+
+
+@functools.cache
+def _quiet_on_broken_pipe():
+    from rich.console import Console
+
+    class QuietOnBrokenPipe(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's own flush at exit too
+
+    return QuietOnBrokenPipe
 
 
 def print_line(console, text: str) -> None:

@@ -130,3 +130,28 @@ def tie_scatter_chain(path) -> str:
                               [helper.make_tensor_value_info("s1", TensorProto.FLOAT, None)],
                               [helper.make_tensor("k", TensorProto.INT64, [1], [8])])
     return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=IR), path)
+
+
+def slow_loop(path, trips: int = 200_000) -> str:
+    """A Loop of ``trips`` Adds (onnx's reference takes tens of seconds), then a TopK; every
+    initializer in an external data file next to the model. Input ``x`` float32 [16]."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "step"], ["acc_out"]), helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, [16])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [16])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "cond", "x"], ["acc"], body=body),
+         helper.make_node("TopK", ["acc", "k"], ["values", "indices"], name="top")],
+        "slow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16])],
+        [helper.make_tensor_value_info("values", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, [3])],
+        [onnx.numpy_helper.from_array(v, n) for n, v in (
+            ("step", np.zeros(16, np.float32)), ("trips", np.array(trips, np.int64)), ("cond", np.array(True)),
+            ("k", np.array([3], np.int64)))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True, location="slow.data",
+              size_threshold=0)
+    return str(path)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -163,3 +166,52 @@ def test_external_data_that_is_missing_or_shorter_is_exit_2(tmp_path, capsys, da
         data.write_bytes(data.read_bytes()[:1000])
     assert _compare(str(path), "--out", str(tmp_path / "r"), "--runtimes", "onnxruntime", "reference") == 2
     assert "the external data of tensor 'w' (weights.bin, 16384 bytes) is missing or shorter" in _one_line(capsys)
+
+
+@pytest.mark.parametrize("signum, status, said", [(signal.SIGTERM, 143, "terminated (SIGTERM)"),
+                                                  (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_ends_compare_in_one_line_and_removes_what_it_wrote(tmp_path, signum, status, said):
+    """SIGTERM killed compare at once: the model it writes next to the user's (external data)
+    stayed there, and so did its temporary folder. Ctrl-C printed a traceback."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    path = models.slow_loop(folder / "slow.onnx")
+    # Ctrl-C's Python default, even where this test run started with SIGINT ignored (a background job)
+    start = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+             "from ortops.cli import main; sys.exit(main(sys.argv[1:]))")
+    process = subprocess.Popen([sys.executable, "-c", start, "compare", path, "--runtimes", "reference",
+                                "onnxruntime", "--no-progress", "--out", str(tmp_path / "r")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):  # the reference runs the loop for tens of seconds
+        if any(folder.glob(".slow.ortops-compare-*")):
+            break
+        time.sleep(0.1)
+    time.sleep(1)
+    process.send_signal(signum)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == status, (out, err)
+    assert err.strip().splitlines()[-1] == f"ortops compare: {said}", err
+    assert sorted(p.name for p in folder.iterdir()) == ["slow.data", "slow.onnx"]
+
+
+def test_a_reader_that_goes_away_leaves_the_reports_written(tmp_path):
+    """`ortops compare ... | head -1`: rich ended the process at the broken pipe, exit 1, before the
+    reports were written."""
+    path = models.tie_chain(tmp_path / "m.onnx")
+    process = subprocess.Popen([sys.executable, "-m", "ortops.cli", "compare", path, "--dim", "n=4", "--runtimes",
+                                "onnxruntime", "reference", "--out", str(tmp_path / "r")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.stdout.readline()
+    process.stdout.close()
+    process.wait(timeout=120)
+    assert process.returncode == 0, process.stderr.read()
+    assert json.loads((tmp_path / "r" / "compare.json").read_text())["summary"]["exit_status"] == 0
+
+
+def test_an_ascii_stdout_takes_non_ascii_names(tmp_path):
+    """PYTHONIOENCODING=ascii: a model named 'nöne.onnx' ended in UnicodeEncodeError, exit 1."""
+    done = subprocess.run([sys.executable, "-m", "ortops.cli", "compare", str(tmp_path / "nöne.onnx")],
+                          capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONIOENCODING": "ascii", "LC_ALL": "C"})
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "no such file" in done.stdout + done.stderr
