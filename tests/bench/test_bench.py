@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import signal
 import subprocess
 import sys
 import textwrap
@@ -123,7 +122,7 @@ def test_a_bad_repeat_or_out_is_a_usage_error(tmp_path, capsys, option):
 @pytest.mark.slow
 def test_ctrl_c_while_the_bench_runs_openvino_ends_in_keyboard_interrupt(tmp_path):
     """Ctrl-C once OpenVINO had compiled a model in the bench's process killed it with SIGSEGV
-    (exit 139, in 8 of 8 tries): OpenVINO's small alternate signal stack."""
+    (exit 139, in 8 of 8 tries): OpenVINO's small alternate signal stack. It ends in one line."""
     pytest.importorskip("openvino")
     code = textwrap.dedent(f"""
         import os, signal, sys, threading, time
@@ -143,5 +142,5 @@ def test_ctrl_c_while_the_bench_runs_openvino_ends_in_keyboard_interrupt(tmp_pat
     (tmp_path / "run.py").write_text(code)
     done = subprocess.run([sys.executable, str(tmp_path / "run.py")], capture_output=True, text=True, timeout=300,
                           check=False)
-    assert done.returncode == -signal.SIGINT and "KeyboardInterrupt" in done.stderr, (done.returncode,
-                                                                                      done.stderr[-2000:])
+    assert done.returncode == 130 and done.stderr.strip().endswith("ortops bench: interrupted"), (
+        done.returncode, done.stderr[-2000:])
