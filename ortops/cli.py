@@ -426,9 +426,12 @@ def _terminate(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; its exit status. Ctrl-C and SIGTERM end it in one line on stderr, with
-    status 130 and 143, its temporary files removed; a stdout that is closed, or cannot encode
-    a character (``PYTHONIOENCODING=ascii``), does not stop it."""
+    """Run one command (``argv``, default ``sys.argv[1:]``); its exit status. Ctrl-C and SIGTERM
+    end it with one line on stderr, its temporary files removed; the process then dies of the
+    signal as its default would (a shell loop stops), except that a caller who passed ``argv``
+    gets the ``KeyboardInterrupt``. A stdout that is closed, or cannot encode a character
+    (``PYTHONIOENCODING=ascii``), does not stop it."""
+    entry = argv is None  # the program itself (the ``ortops`` command), not a caller in Python
     argv = sys.argv[1:] if argv is None else list(argv)
     if sys.stdout is None:  # started with stdout closed
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
@@ -446,9 +449,19 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return args.func(args)
     except (KeyboardInterrupt, Terminated) as exc:
-        name = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
-        print(f"ortops {argv[0] if argv else ''}: {name}", file=sys.stderr)
-        return 130 if isinstance(exc, KeyboardInterrupt) else 143
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        print(f"ortops {argv[0] if argv else ''}: {'interrupted' if interrupted else 'terminated (SIGTERM)'}",
+              file=sys.stderr, flush=True)
+        if interrupted and not entry:
+            raise  # a caller in Python gets its KeyboardInterrupt
+        # Die of the signal, as its default would: a shell loop stops on it (an exit status of
+        # 130 would tell the shell the command handled it).
+        signum = signal.SIGINT if interrupted else signal.SIGTERM
+        with contextlib.suppress(ValueError, OSError):  # not the main thread: the status says it
+            signal.signal(signum, signal.SIG_DFL)
+            sys.stdout.flush()
+            os.kill(os.getpid(), signum)
+        return 128 + signum
     finally:
         if on_term is not None:
             signal.signal(signal.SIGTERM, on_term)

@@ -39,6 +39,7 @@ The routing, per node::
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from dataclasses import dataclass, field
 from functools import partial
@@ -418,8 +419,9 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
     if lowered:
         _set_opset(model, target, drop=() if left else DOMAINS)
     if lowered or rewritten:  # e.g. IR 3 (opset 7 converted to 11): constants as initializers need IR 4
-        model.ir_version = max(model.ir_version, helper.find_min_ir_version_for(
-            [o for o in model.opset_import if o.domain in DEFAULT_DOMAINS]))
+        with contextlib.suppress(ValueError):  # an opset newer than this onnx knows: left as it is
+            model.ir_version = max(model.ir_version, helper.find_min_ir_version_for(
+                [o for o in model.opset_import if o.domain in DEFAULT_DOMAINS]))
     return Lowered(model, LoweringReport(fallback, target if lowered else current, tuple(lowered), tuple(kept), left,
                                          tuple(rewritten), tuple(unchanged), converted))
 

@@ -107,7 +107,7 @@ class Worker:
         outcome = self._died(0, hung=not answered)
         script = getattr(sys.modules.get("__main__"), "__file__", None)
         hint = (f": multiprocessing imports {script} again in each child, which must not start processes "
-                "itself; keep that script's work under `if __name__ == '__main__':`") if script else ""
+                "itself; keep that script's work under `if __name__ == '__main__':`") if script and answered else ""
         return outcome._replace(crash=f"{outcome.crash} while starting{hint}")
 
     def _stderr_since(self, offset: int) -> str:

@@ -535,9 +535,6 @@ class InferenceSession:
         # (from a path made absolute now: the working directory may change meanwhile).
         source = os.path.abspath(model) if isinstance(model, (str, os.PathLike)) else model
         self._source = source if self.lowered_nodes else None
-        # Files read again: the weights by a forked child's ORT session, the model too by the PyOp re-run.
-        self._weights = _identities(dict.fromkeys(os.path.join(folder, ExternalDataInfo(t).location)
-                                                  for t in external_tensors(loaded)) if folder else ())
         self._model_file = _identities([source] if self._source is not None and isinstance(source, str) else ())
         self._pyop, self._pyop_lock = None, runtime.Lock()
         # Nodes of domains ORT does not know itself (ortops' PyOps, others' custom ops) need the
@@ -551,6 +548,11 @@ class InferenceSession:
             options = sess_options if sess_options is not None else ort.SessionOptions()
         if folder is not None and _config_entry(options, _EXTERNAL_DATA_FOLDER_KEY) != folder:
             options.add_session_config_entry(_EXTERNAL_DATA_FOLDER_KEY, folder)  # ORT reads the weights there
+        # Files read again: the weights by a forked child's ORT session, the model too by the PyOp
+        # re-run (the weights' folder: the model file's, or the one the options name for bytes).
+        folder = folder or _config_entry(options, _EXTERNAL_DATA_FOLDER_KEY)
+        self._weights = _identities(dict.fromkeys(os.path.join(folder, ExternalDataInfo(t).location)
+                                                  for t in external_tensors(loaded)) if folder else ())
         unset = options.log_severity_level < 0  # ORT's default logger: warnings included
         # The run options of a call without its own when ORT's log was left to ortops (errors
         # only): a check left to a standard node would log its failure before the OpError.
@@ -596,9 +598,11 @@ class InferenceSession:
         with self._logging():
             self._session.set_providers(providers, provider_options)
         options, _, kwargs, quiet, given = self._recipe
-        kwargs, given = ({**k, "provider_options": provider_options} for k in (kwargs, given))
+        chosen = self._session.get_providers()  # what ORT took, with the options it took for each
+        taken = [self._session.get_provider_options().get(name, {}) for name in chosen]
+        kwargs, given = ({**k, "provider_options": taken} for k in (kwargs, given))
         with self._pyop_lock:
-            self._recipe, self._pyop = (options, self._session.get_providers(), kwargs, quiet, given), None
+            self._recipe, self._pyop = (options, chosen, kwargs, quiet, given), None
 
     def _pyop_session(self) -> InferenceSession:
         """The PyOp path's session of the source, made once, when a call first needs it: with

@@ -34,8 +34,9 @@ class ValueInfo:
         self._shapes: dict[str, tuple] = {}
         self._constants: dict[str, onnx.TensorProto] = {}  # converted on demand: weights can be GiB
         for graph in graphs(inferred.graph):
-            inputs = {i.name for i in graph.input}
-            # An initializer that is also a graph input is a default the caller may feed over.
+            # From IR 4, an initializer that is also a graph input is a default the caller may feed
+            # over; in IR 3 every initializer is a graph input, and a constant.
+            inputs = {i.name for i in graph.input} if model.ir_version >= 4 else set()
             for init in (t for t in graph.initializer if t.name not in inputs):
                 self._types[init.name] = (init.data_type, len(init.dims))
                 self._shapes[init.name] = tuple(init.dims)

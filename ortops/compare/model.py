@@ -201,9 +201,11 @@ def _inline(model: onnx.ModelProto, index: int, branch: str) -> onnx.ModelProto:
             for b, o in zip(body.output, node.output) if o]
     taken = {n.name for n in nodes if n is not node}
     for lifted in (*body.node, *tail):  # node names must stay unique in the graph (ORT refuses twins)
-        base, count = lifted.name, 1
-        while lifted.name and lifted.name in taken:
-            lifted.name, count = f"{base}_{count}", count + 1
+        if lifted.name in taken and lifted.name:  # named after where it came from, e.g. "choose.then_branch/pick"
+            base, count = f"{node.name or 'If'}.{branch}/{lifted.name}", 1
+            lifted.name = base
+            while lifted.name in taken:
+                lifted.name, count = f"{base}_{count}", count + 1
         taken.add(lifted.name)
     del out.graph.node[:]
     out.graph.node.extend([*nodes[:index], *body.node, *tail, *nodes[index + 1:]])

@@ -56,9 +56,10 @@ def write(document: Document, out_dir, stem: str = "report", extra: dict[str, st
 
 
 def write_files(files: dict[pathlib.Path, str]) -> None:
-    """Write each path's text (UTF-8), all or none: every file is written beside its place first,
-    then all are moved in. A failure (a full disk) removes what it wrote and raises, and leaves
-    the files as they were: never a truncated report, nor one run's next to another's."""
+    """Write each path's text (UTF-8): every file is written beside its place first, then all are
+    moved in. A failure while writing (a full disk) leaves the files as they were; a failure
+    while moving (a folder where a file goes), the ones before it moved. Either way no file is
+    truncated, and no partial one is left; the error is raised."""
     written = []
     try:
         for path, text in files.items():
@@ -66,9 +67,8 @@ def write_files(files: dict[pathlib.Path, str]) -> None:
             partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
             written.append((partial, path))
             partial.write_text(text, encoding="utf-8")
-    except BaseException:
+        for partial, path in written:
+            os.replace(partial, path)
+    finally:
         for partial, _ in written:
             partial.unlink(missing_ok=True)
-        raise
-    for partial, path in written:
-        os.replace(partial, path)

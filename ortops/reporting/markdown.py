@@ -11,18 +11,41 @@ from .document import Block, Bullets, Code, Details, Document, Grid, Heading, Pa
 __all__ = ["render", "table", "escape_cell", "blocks"]
 
 
+#: Characters escaped outside code: a backslash, raw HTML (``<``), links and images (``[``, ``]``)
+#: and entities (``&``). Emphasis (``*``, ``_``) is left: ortops' own text uses ``**bold**``.
+_ESCAPED = {c: "\\" + c for c in "\\<[]&"}
+_TICKS = re.compile(r"`+")
+
+
 def escape_cell(text: str) -> str:
-    """``text`` safe inside a Markdown table cell: ``|`` and ``<`` (raw HTML) escaped, newlines as
-    ``<br>``."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<").replace("\r", "").replace(
-        "\n", "<br>")
+    """``text`` safe inside a Markdown table cell: ``|`` and :data:`_ESCAPED` escaped, newlines
+    as ``<br>``."""
+    text = "".join(_ESCAPED.get(c, c) for c in str(text).replace("\r", ""))
+    return text.replace("|", "\\|").replace("\n", "<br>")
 
 
 def _inline(text: str) -> str:
-    """Heading, paragraph or bullet text on one line, with no raw HTML outside its ```code```
-    (names in a report may hold newlines, ``#``, ``<script>``)."""
-    parts = re.split(r"(`[^`]*`)", " ".join(str(text).splitlines()))
-    return "".join(part if i % 2 else part.replace("<", "\\<") for i, part in enumerate(parts))
+    """Heading, paragraph or bullet text on one line, :data:`_ESCAPED` escaped outside its code
+    spans (names in a report may hold newlines, ``#``, ``<script>``). A code span is a run of
+    backticks closed by a run of the same length, as GitHub reads it; a backtick without its
+    closing run is escaped."""
+    text = " ".join(str(text).splitlines())
+    out, i = [], 0
+    while i < len(text):
+        run = _TICKS.match(text, i)
+        if run is None:
+            out.append(_ESCAPED.get(text[i], text[i]))
+            i += 1
+            continue
+        ticks = run.group()
+        close = re.compile(rf"(?<!`){ticks}(?!`)").search(text, i + len(ticks))
+        if close is None:
+            out.append("\\`" * len(ticks))
+            i += len(ticks)
+        else:
+            out.append(text[i:close.end()])
+            i = close.end()
+    return "".join(out)
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:

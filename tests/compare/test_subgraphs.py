@@ -186,6 +186,7 @@ def test_lifted_node_names_stay_unique():
     lifted = model_mod.lift_branches(model, audit.is_audited, probe=None).model
     names = [n.name for n in lifted.graph.node]
     assert len(names) == len(set(names)), names
+    assert "choose.else_branch/fallback" in names  # named after where it came from
     x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
     out, _, _ = ort.InferenceSession(lifted.SerializeToString(), providers=["CPUExecutionProvider"]).run(
         None, {"x": x})

@@ -488,3 +488,12 @@ def test_no_initializer_of_a_composition_is_left_unread():
     lowered, _ = ortops.lower(model, fallback="none", standard=True)
     read = {name for g in graphs(lowered.graph) for n in g.node for name in n.input}
     assert {t.name for t in lowered.graph.initializer} <= read
+
+
+def test_an_opset_newer_than_onnx_knows_is_lowered_as_before():
+    """Raising the IR version for the opset raised ValueError for a default-domain opset this
+    onnx does not know."""
+    model = builder.top_k_model(TensorProto.FLOAT, 2, axis=1, mode="max", sort="value")
+    model.opset_import.append(helper.make_opsetid("", onnx.defs.onnx_opset_version() + 5))
+    lowered, report = ortops.lower(model, fallback="none")
+    assert report.lowered and lowered.ir_version == model.ir_version

@@ -7,6 +7,7 @@ import re
 from html.parser import HTMLParser
 
 import numpy as np
+import pytest
 from hypothesis import given, strategies as st
 
 from ortops.reporting import (Bullets, Cell, Code, Details, Difference, Document, Grid, Heading, PairSummary, Paragraph,
@@ -74,6 +75,16 @@ def test_markdown_names_inject_no_line_and_no_html():
         "# compare out # injected \\<script>x\\</script>"]
     assert re.findall(r"(?<!\\)<script>", text.replace("`out # injected <script>x</script>`", "")) == []
     assert "| `out # injected <script>x</script>` | a\\\\b |" in text  # code keeps its backslashes as they are
+    # A backtick run without its closing run of the same length is no code span (as GitHub reads
+    # it); a backslash, a link, an image and an entity are text too.
+    for name in ("`<img src=x onerror=alert(1)>``", "x\\<img src=x>", "![t](https://e.example/p.png)[c](j)",
+                 "&lt;b&gt;"):
+        rendered = markdown.render(Document("t", [Paragraph(f"see `{name}` then"), Bullets([name]),
+                                                  Table(["n"], [[name]])]))
+        body = rendered.split("\n", 2)[2].replace(f"`{name}`", "")  # code: shown as it is
+        assert "<img" not in body.replace("\\<img", ""), body
+        assert "](" not in body.replace("\\](", ""), body
+        assert "&lt;" not in body.replace("\\&lt;", ""), body
 
 
 def test_html_is_self_contained_escaped_and_coloured():
@@ -136,3 +147,15 @@ def test_difference_with_a_tolerance_counts_only_what_lies_outside_it():
     loose = Difference.of("v", "x", left, "y", right, atol=1e-6)
     assert loose.mismatches == 1 and loose.first_index == (1,) and loose.max_abs_diff == 0.5
     assert Difference.from_json(loose.to_json()) == loose
+
+
+def test_reports_are_never_left_half_written(tmp_path):
+    """A failure while moving the files in (a folder where a file goes) left `.NAME.PID.partial`
+    files behind."""
+    from ortops.reporting import write_files
+
+    (tmp_path / "b.html").mkdir()
+    with pytest.raises(OSError):
+        write_files({tmp_path / "a.md": "new a", tmp_path / "b.html": "new b", tmp_path / "c.json": "new c"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "b.html"]
+    assert (tmp_path / "a.md").read_text() == "new a"

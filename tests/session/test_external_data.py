@@ -110,14 +110,20 @@ def _write_small_model(folder, weights: np.ndarray):
     return folder / "small.onnx"
 
 
-def test_a_forked_child_refuses_external_data_rewritten_since_the_session(tmp_path):
+@pytest.mark.parametrize("given", ["path", "bytes"])
+def test_a_forked_child_refuses_external_data_rewritten_since_the_session(tmp_path, given):
     """A forked child makes its own ORT session, which reads the weights file again: rewritten
-    since, it would compute with other weights than its parent's session."""
+    since, it would compute with other weights than its parent's session. The model may come
+    as bytes, with the options naming the folder of its data."""
     path = _write_small_model(tmp_path, np.array([[0, 0, 10]]))
+    make = {"path": "ortops.InferenceSession(MODEL)",
+            "bytes": "ortops.InferenceSession(open(MODEL, 'rb').read(), options)"}[given]
     child = run_child("""
-import multiprocessing, time
-import numpy as np, ortops
-session = ortops.InferenceSession(MODEL)
+import multiprocessing, os, time
+import numpy as np, onnxruntime as ort, ortops
+options = ort.SessionOptions()
+options.add_session_config_entry("session.model_external_initializers_file_folder_path", os.path.dirname(MODEL))
+session = MAKE
 feed = {"data": np.array([[1, 2, 3]], np.float32), "k": np.array([1])}
 print("parent", session.run(None, feed)[1].tolist())
 time.sleep(0.05)  # past the file system's time stamp resolution
@@ -135,7 +141,8 @@ process = context.Process(target=child, args=(queue,))
 process.start()
 print(*queue.get(timeout=60))
 process.join(60)
-""".replace("MODEL", repr(str(path))).replace("DATA", repr(str(tmp_path / "small.bin"))), timeout=120)
+""".replace("MAKE", make).replace("MODEL", repr(str(path))).replace("DATA", repr(str(tmp_path / "small.bin"))),
+        timeout=120)
     assert child.status == 0, child.describe()
     assert child.lines()[0] == "parent [[2]]", child.describe()
     assert child.lines()[1].startswith("refused ") and "small.bin changed" in child.lines()[1], child.describe()

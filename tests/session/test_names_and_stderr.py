@@ -82,3 +82,24 @@ except ortops.OpError:
     assert lines[3:] == ["[[3.0]]", "ORT error: InvalidArgument", "severity left as it was: -1",
                          "OpError after set_providers"], child.describe()
     assert child.stderr == "", child.describe()
+
+
+def test_set_providers_that_ort_narrows_keeps_the_re_run_consistent(tmp_path):
+    """set_providers naming a provider ORT lacks, with options for each: the PyOp re-run's session
+    was made from ORT's one provider and the caller's two options ("EP Error ... should be the
+    same length")."""
+    model = builder.top_k_model(TensorProto.FLOAT, 2, axis=-1, mode="max", sort="value")
+    path = tmp_path / "top_k.onnx"
+    onnx.save(model, path)
+    child = run_child("""
+import numpy as np, ortops
+session = ortops.InferenceSession(%r, path="lowered")
+session.set_providers(["CUDAExecutionProvider", "CPUExecutionProvider"], [{"device_id": "0"}, {}])
+try:
+    session.run(None, {"data": np.ones((2, 3), np.float32), "k": np.array([9])})
+except ortops.OpError as exc:
+    print("OpError:", exc)
+""" % str(path))
+    assert child.status == 0, child.describe()
+    assert child.lines()[-1].startswith("OpError: TopK node 'top_k': k=9"), child.describe()
+    assert "EP Error" not in child.stdout + child.stderr, child.describe()  # ORT prints it on stdout

@@ -195,3 +195,15 @@ def test_static_empty_updates_are_data_in_onnxruntime_and_openvino(dtype, reduct
         assert_identical(got, data)
         compiled = ov.Core().compile_model(ov.Core().read_model(standalone, b""), "CPU")
         assert_identical(compiled(feed)[compiled.outputs[0]], data)
+
+
+def test_an_ir_3_models_initializers_are_constants():
+    """In IR 3 every initializer is also a graph input, and a constant: the axis is one (it was
+    taken as a default the feed may replace, and the node had no standalone composition)."""
+    model = builder.scatter_elements_update_model(TensorProto.FLOAT, 2, reduction="none")
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([1], np.int64), "axis"))
+    model.ir_version = 3
+    del model.opset_import[:]
+    model.opset_import.extend([onnx.helper.make_opsetid("", 9), onnx.helper.make_opsetid("ortops.openvino", 1)])
+    lowered, report = ortops.lower(model, fallback="none")
+    assert [n.name for n in report.lowered] == ["scatter_elements_update"]
