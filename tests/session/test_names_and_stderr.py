@@ -93,13 +93,13 @@ def test_set_providers_that_ort_narrows_keeps_the_re_run_consistent(tmp_path):
     onnx.save(model, path)
     child = run_child("""
 import numpy as np, ortops
-session = ortops.InferenceSession(%r, path="lowered")
+session = ortops.InferenceSession(MODEL, path="lowered")
 session.set_providers(["CUDAExecutionProvider", "CPUExecutionProvider"], [{"device_id": "0"}, {}])
 try:
     session.run(None, {"data": np.ones((2, 3), np.float32), "k": np.array([9])})
 except ortops.OpError as exc:
     print("OpError:", exc)
-""" % str(path))
+""".replace("MODEL", repr(str(path))))
     assert child.status == 0, child.describe()
     assert child.lines()[-1].startswith("OpError: TopK node 'top_k': k=9"), child.describe()
     assert "EP Error" not in child.stdout + child.stderr, child.describe()  # ORT prints it on stdout
