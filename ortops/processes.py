@@ -170,7 +170,10 @@ def call_once(function: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwa
 
 def _serve(pipe, stderr_path: str) -> None:
     """The child's loop: run each call received on ``pipe`` and send back its answer."""
-    output = os.open(stderr_path, os.O_WRONLY | os.O_APPEND)
+    try:
+        output = os.open(stderr_path, os.O_WRONLY | os.O_APPEND)
+    except OSError:  # the caller gave up while this child started (Ctrl-C) and removed the file
+        return
     os.dup2(output, 2)
     os.dup2(output, 1)  # a runtime's own prints go to the stderr file, never into the answers
     sys.stdout = sys.stderr
