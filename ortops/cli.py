@@ -6,6 +6,7 @@ ncnn`` (build the real ncnn runtime for ``--oracle ncnn``)."""
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import os
 import pathlib
@@ -460,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(ValueError, OSError):  # not the main thread: the status says it
             signal.signal(signum, signal.SIG_DFL)
             sys.stdout.flush()
+            atexit._run_exitfuncs()  # what an exit would do first (multiprocessing removes its folder)
             os.kill(os.getpid(), signum)
         return 128 + signum
     finally:

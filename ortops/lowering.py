@@ -416,12 +416,18 @@ def lower(model, *, fallback: str = "pyop", ops: Callable[[onnx.NodeProto], bool
         raise ValueError(f"the model cannot be made standalone: ortops nodes are left in it: {', '.join(left)}")
     if lowered or rewritten:
         _drop_unused_initializers(model, replaced_inputs)
+    ir_version = model.ir_version
     if lowered:
         _set_opset(model, target, drop=() if left else DOMAINS)
     if lowered or rewritten:  # e.g. IR 3 (opset 7 converted to 11): constants as initializers need IR 4
         with contextlib.suppress(ValueError):  # an opset newer than this onnx knows: left as it is
             model.ir_version = max(model.ir_version, helper.find_min_ir_version_for(
                 [o for o in model.opset_import if o.domain in DEFAULT_DOMAINS]))
+    if ir_version < 4 <= model.ir_version:  # IR 3's initializers are inputs and constants: constants stay
+        initialized = {t.name for t in model.graph.initializer}
+        inputs = [i for i in model.graph.input if i.name not in initialized]
+        del model.graph.input[:]
+        model.graph.input.extend(inputs)
     return Lowered(model, LoweringReport(fallback, target if lowered else current, tuple(lowered), tuple(kept), left,
                                          tuple(rewritten), tuple(unchanged), converted))
 

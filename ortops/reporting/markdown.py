@@ -15,6 +15,8 @@ __all__ = ["render", "table", "escape_cell", "blocks"]
 #: and entities (``&``). Emphasis (``*``, ``_``) is left: ortops' own text uses ``**bold**``.
 _ESCAPED = {c: "\\" + c for c in "\\<[]&"}
 _TICKS = re.compile(r"`+")
+_BLOCK_OPENER = re.compile(r"#{1,6}(?:\s|$)|>|[-+*](?:\s|$)|~~~|([-*_])\s*\1\s*\1")
+_ORDERED = re.compile(r"(\d{1,9})[.)](?:\s|$)")
 
 
 def escape_cell(text: str) -> str:
@@ -29,7 +31,7 @@ def _inline(text: str) -> str:
     spans (names in a report may hold newlines, ``#``, ``<script>``). A code span is a run of
     backticks closed by a run of the same length, as GitHub reads it; a backtick without its
     closing run is escaped."""
-    text = " ".join(str(text).splitlines())
+    text = " ".join(str(text).splitlines()).lstrip()  # leading spaces: an indented code block
     out, i = [], 0
     while i < len(text):
         run = _TICKS.match(text, i)
@@ -45,7 +47,14 @@ def _inline(text: str) -> str:
         else:
             out.append(text[i:close.end()])
             i = close.end()
-    return "".join(out)
+    text = "".join(out)
+    # What opens a block at the start of a line (a heading, a quote, a list, a rule, a fence)
+    # is text: its first character escaped, or an ordered list's "." or ")".
+    if (number := _ORDERED.match(text)) is not None:
+        text = text[:number.end(1)] + "\\" + text[number.end(1):]
+    elif _BLOCK_OPENER.match(text):
+        text = "\\" + text
+    return text
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:

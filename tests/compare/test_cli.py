@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -179,9 +182,13 @@ def test_a_signal_ends_compare_in_one_line_and_removes_what_it_wrote(tmp_path, s
     # Ctrl-C's Python default, even where this test run started with SIGINT ignored (a background job)
     start = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
              "from ortops.cli import main; sys.exit(main())")
+    # The process's temporary files: none may stay (multiprocessing's too). A short path: a
+    # socket's path has a length limit.
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="ortops-t"))
     process = subprocess.Popen([sys.executable, "-c", start, "compare", path, "--runtimes", "reference",
                                 "onnxruntime", "--no-progress", "--out", str(tmp_path / "r")],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "TMPDIR": str(scratch)})
     for _ in range(600):  # the reference runs the loop for tens of seconds
         if any(folder.glob(".slow.ortops-compare-*")):
             break
@@ -192,6 +199,10 @@ def test_a_signal_ends_compare_in_one_line_and_removes_what_it_wrote(tmp_path, s
     assert process.returncode == -signum, (out, err)
     assert err.strip().splitlines()[-1] == f"ortops compare: {said}", err
     assert sorted(p.name for p in folder.iterdir()) == ["slow.data", "slow.onnx"]
+    time.sleep(1)  # the fork server removes its own socket as it exits, after the parent
+    left = [p.name for p in scratch.iterdir() if p.name.startswith(("pymp-", "ortops-"))]
+    shutil.rmtree(scratch)
+    assert left == []
 
 
 def test_a_reader_that_goes_away_leaves_the_reports_written(tmp_path):

@@ -159,3 +159,13 @@ def test_reports_are_never_left_half_written(tmp_path):
         write_files({tmp_path / "a.md": "new a", tmp_path / "b.html": "new b", tmp_path / "c.json": "new c"})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "b.html"]
     assert (tmp_path / "a.md").read_text() == "new a"
+
+
+@pytest.mark.parametrize("name, shown", [("# x", "\\# x"), ("> x", "\\> x"), ("- x", "\\- x"), ("1. x", "1\\. x"),
+                                         ("12) x", "12\\) x"), ("***", "\\***"), ("~~~ x", "\\~~~ x"),
+                                         ("    x", "x"), ("**bold** text", "**bold** text")])
+def test_a_name_at_the_start_of_a_line_opens_no_block(name, shown):
+    """A paragraph that starts with a name (an unexplained output's explanation does) became a
+    heading, a quote, a list, a rule, a fence that swallowed the rest, or indented code."""
+    text = markdown.render(Document("t", [Paragraph(name), Bullets([name])]))
+    assert text.split("\n")[2:5] == [shown, "", f"- {shown}"], text

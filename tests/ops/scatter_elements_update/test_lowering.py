@@ -205,5 +205,6 @@ def test_an_ir_3_models_initializers_are_constants():
     model.ir_version = 3
     del model.opset_import[:]
     model.opset_import.extend([onnx.helper.make_opsetid("", 9), onnx.helper.make_opsetid("ortops.openvino", 1)])
-    _, report = ortops.lower(model, fallback="none")
+    lowered, report = ortops.lower(model, fallback="none")
     assert [n.name for n in report.lowered] == ["scatter_elements_update"]
+    assert "axis" not in [i.name for i in lowered.graph.input]  # raised past IR 3: no input to feed over it
