@@ -259,9 +259,7 @@ def _lower(args: argparse.Namespace) -> int:
     import onnx
 
     from .errors import OpError
-    from .graph import model_graphs
     from .lowering import lower
-    from .ops import DOMAINS
 
     def fail(message: str, status: int = EXIT_USAGE) -> int:
         print(f"ortops lower: {message}", file=sys.stderr)
@@ -288,8 +286,7 @@ def _lower(args: argparse.Namespace) -> int:
         return fail(f"-o {out} cannot be written: {exc.strerror or exc}")
     for line in report.lines():
         print(line)
-    needed = any(n.domain in DOMAINS for body in model_graphs(lowered) for n in body.node)
-    kind = "guarded (ortops needed to run it)" if needed else "standalone (no ortops node left)"
+    kind = "guarded (ortops needed to run it)" if report.left else "standalone (no ortops node left)"
     standard = f", {len(report.rewritten)} standard rewritten" if args.standard else ""
     print(f"wrote {out}: {len(report.lowered)} lowered, {len(report.kept)} kept as PyOp{standard}; {kind}")
     return EXIT_OK
