@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ..graph import DEFAULT_DOMAINS, external_tensors, subgraphs
+from ..graph import DEFAULT_DOMAINS, Names, external_tensors, subgraphs
 
 __all__ = ["AuditedNode", "Lifted", "ModelError", "Unobserved", "expose", "external_files", "lift_branches", "load",
            "node_label", "op_name", "save"]
@@ -199,13 +199,10 @@ def _inline(model: onnx.ModelProto, index: int, branch: str) -> onnx.ModelProto:
     nodes = list(out.graph.node)
     tail = [helper.make_node("Identity", [b.name], [o], name=f"{node.name or 'If'}.{branch}.{o}")
             for b, o in zip(body.output, node.output) if o]
-    taken = {n.name for n in nodes if n is not node}
+    taken, names = {n.name for n in nodes if n is not node}, Names(out)
     for lifted in (*body.node, *tail):  # node names must stay unique in the graph (ORT refuses twins)
         if lifted.name in taken and lifted.name:  # named after where it came from, e.g. "choose.then_branch/pick"
-            base, count = f"{node.name or 'If'}.{branch}/{lifted.name}", 1
-            lifted.name = base
-            while lifted.name in taken:
-                lifted.name, count = f"{base}_{count}", count + 1
+            lifted.name = names.fresh(f"{node.name or 'If'}.{branch}/{lifted.name}")
         taken.add(lifted.name)
     del out.graph.node[:]
     out.graph.node.extend([*nodes[:index], *body.node, *tail, *nodes[index + 1:]])
