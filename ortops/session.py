@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 import numpy as np
 import onnx
@@ -418,19 +418,6 @@ def _changed(identities: dict[str, tuple | None]) -> str | None:
     return next((f for f, seen in identities.items() if _identity(f) != seen), None)
 
 
-class _Recipe(NamedTuple):
-    """What makes a session's ORT session again (in a forked child, after ``set_providers``) and
-    its PyOp re-run's: the ``options`` as extended, ``providers``, the ``kwargs`` ORT gets,
-    ``quiet`` (the caller left ORT's log level unset: errors only while it is made) and the
-    keyword arguments the caller ``given``."""
-
-    options: object
-    providers: list[str]
-    kwargs: dict
-    quiet: bool
-    given: dict
-
-
 def _parallel(options) -> bool:
     """Whether ORT runs a session with ``options`` on two intra-op threads or more: their thread
     count, or ORT's default (0: one per core) on a machine with more than one (logical) core."""
@@ -574,8 +561,7 @@ class InferenceSession:
             self._quiet = ort.RunOptions()
             self._quiet.log_severity_level = 4
         # What a forked child needs to make its own ORT session (see ``_session``).
-        self._recipe = _Recipe(options, list(providers) if providers else ["CPUExecutionProvider"], kwargs, unset,
-                               given)
+        self._recipe = (options, list(providers) if providers else ["CPUExecutionProvider"], kwargs, unset, given)
         try:
             self._ort, self._pid = self._create(), os.getpid()
         except Exception as exc:
@@ -589,16 +575,15 @@ class InferenceSession:
         """The ORT session of :attr:`model`."""
         import onnxruntime as ort
 
-        recipe = self._recipe
+        options, providers, kwargs, *_ = self._recipe
         with self._logging():
-            return ort.InferenceSession(self.model.SerializeToString(), recipe.options, providers=recipe.providers,
-                                        **recipe.kwargs)
+            return ort.InferenceSession(self.model.SerializeToString(), options, providers=providers, **kwargs)
 
     @contextlib.contextmanager
     def _logging(self):
         """While ORT makes the session: when the caller left ORT's log level unset, errors only
         (the options are handed back unchanged)."""
-        options, quiet = self._recipe.options, self._recipe.quiet
+        options, *_, quiet, _ = self._recipe
         if quiet:
             options.log_severity_level = _QUIET
         try:
@@ -612,13 +597,12 @@ class InferenceSession:
         as when it was first made), and so is the PyOp re-run's, with these providers."""
         with self._logging():
             self._session.set_providers(providers, provider_options)
-        recipe = self._recipe
+        options, _, kwargs, quiet, given = self._recipe
         chosen = self._session.get_providers()  # what ORT took, with the options it took for each
         taken = [self._session.get_provider_options().get(name, {}) for name in chosen]
+        kwargs, given = ({**k, "provider_options": taken} for k in (kwargs, given))
         with self._pyop_lock:
-            self._pyop = None
-            self._recipe = recipe._replace(providers=chosen, kwargs={**recipe.kwargs, "provider_options": taken},
-                                           given={**recipe.given, "provider_options": taken})
+            self._recipe, self._pyop = (options, chosen, kwargs, quiet, given), None
 
     def _pyop_session(self) -> InferenceSession:
         """The PyOp path's session of the source, made once, when a call first needs it: with
@@ -629,7 +613,7 @@ class InferenceSession:
 
         with self._pyop_lock:
             if self._pyop is None:
-                options, providers, given = self._recipe.options, self._recipe.providers, self._recipe.given
+                options, providers, _, _, given = self._recipe
                 inherited = ort.SessionOptions()
                 for name in ("intra_op_num_threads", "inter_op_num_threads", "use_per_session_threads",
                              "log_severity_level"):
